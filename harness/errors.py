@@ -1,0 +1,68 @@
+"""Errors, grouped by whose fault they are (core layer, no side effects).
+
+* :class:`ScenarioError` -- the user's input is wrong (a scenario file, a fabric
+  file, a selector, a CLI argument).  Exit code 2.
+* :class:`FabricDesignError` -- a fabric that cannot be built as described (port
+  counts beyond the radix, a two-tier fabric past its limit).  Also the user's
+  input, so a :class:`ScenarioError`.
+* :class:`BackendError` -- the environment failed us (the kernel, a daemon, a
+  missing tool).  Not the user's scenario, not the fabric under test.
+* :class:`InvariantViolation` -- the system under test failed an expectation.
+  That is a *result*, not a crash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class HarnessError(Exception):
+    """Root of every error the harness raises on purpose."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with an input, located as precisely as we can."""
+
+    message: str
+    path: str = ""
+    line: int = 0
+    column: int = 0
+    key: str = ""
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line:
+            where = f"{where}:{self.line}:{self.column}" if where else f"{self.line}:{self.column}"
+        key = f" [{self.key}]" if self.key else ""
+        return f"{where}:{key} {self.message}" if where else f"{key.strip()} {self.message}".strip()
+
+
+class ScenarioError(HarnessError, ValueError):
+    """Bad user input: every problem found, each with file:line:column and a fix."""
+
+    def __init__(self, problems: list[Problem] | Problem | str) -> None:
+        if isinstance(problems, str):
+            problems = [Problem(problems)]
+        elif isinstance(problems, Problem):
+            problems = [problems]
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class FabricDesignError(ScenarioError):
+    """A fabric that cannot be built as described (with the fix in the message)."""
+
+
+class BackendError(HarnessError):
+    """The environment failed: kernel, daemon, tool. Wraps the lower-level cause."""
+
+    def __init__(self, description: str, cause: BaseException | None = None) -> None:
+        self.description = description
+        self.cause = cause
+        text = description if cause is None else f"{description}: {cause}"
+        super().__init__(text)
+
+
+class InvariantViolation(HarnessError, AssertionError):
+    """An expectation about the fabric under test did not hold (a result)."""

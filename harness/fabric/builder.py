@@ -1,0 +1,202 @@
+"""A mutable accumulator that produces an immutable :class:`Fabric` (core layer).
+
+Generators, fabric files and importers all build through :class:`FabricBuilder`
+so that every fabric has the same shape whatever its origin.  Nothing here has
+side effects outside the builder object.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from harness.errors import FabricDesignError
+from harness.fabric.model import Fabric
+from harness.fabric.model import Kind
+from harness.fabric.model import LinkKind
+from harness.fabric.model import NodeSpec
+from harness.fabric.nodes import NodeTemplate
+
+
+class FabricBuilder:
+    """Collect elements and links, then :meth:`build` a :class:`Fabric`."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.index: dict[str, int] = {}
+        self._kind: list[int] = []
+        self._su: list[int] = []
+        self._node: list[int] = []
+        self._rail: list[int] = []
+        self._pod: list[int] = []
+        self._plane: list[int] = []
+        self._parent: list[int] = []
+        self._ports: list[int] = []
+        self._spec_of: list[int] = []
+        self._next_port: list[int] = []
+        self._a: list[int] = []
+        self._b: list[int] = []
+        self._ap: list[int] = []
+        self._bp: list[int] = []
+        self._lk: list[int] = []
+        self._cap: list[float] = []
+        self._lanes: list[int] = []
+        self._specs: list[NodeSpec] = []
+        self._spec_idx: dict[NodeSpec, int] = {}
+
+    # -- elements ----------------------------------------------------------
+    def add(
+        self,
+        eid: str,
+        kind: Kind,
+        *,
+        su: int = 0,
+        node: int = 0,
+        rail: int = -1,
+        pod: int = 0,
+        plane: int = 0,
+        parent: int = -1,
+        ports: int = 0,
+        spec: int = -1,
+    ) -> int:
+        """Add one element and return its index; ``ports`` is the radix of a switch."""
+        if eid in self.index:
+            msg = f"duplicate element id {eid!r}"
+            raise FabricDesignError(msg)
+        i = len(self.ids)
+        self.ids.append(eid)
+        self.index[eid] = i
+        self._kind.append(int(kind))
+        self._su.append(su)
+        self._node.append(node)
+        self._rail.append(rail)
+        self._pod.append(pod)
+        self._plane.append(plane)
+        self._parent.append(parent)
+        self._ports.append(ports)
+        self._spec_of.append(spec)
+        self._next_port.append(1)
+        return i
+
+    def spec_index(self, spec: NodeSpec) -> int:
+        if spec not in self._spec_idx:
+            self._spec_idx[spec] = len(self._specs)
+            self._specs.append(spec)
+        return self._spec_idx[spec]
+
+    # -- links -------------------------------------------------------------
+    def link(
+        self,
+        a: int,
+        b: int,
+        kind: LinkKind,
+        capacity_gbps: float,
+        *,
+        lanes: int = 1,
+        a_port: int | None = None,
+        b_port: int | None = None,
+    ) -> int:
+        """Add a link; cables get the next free port at each end unless given."""
+        if kind.is_cable:
+            a_port = self._take_port(a, a_port)
+            b_port = self._take_port(b, b_port)
+        self._a.append(a)
+        self._b.append(b)
+        self._ap.append(a_port or 0)
+        self._bp.append(b_port or 0)
+        self._lk.append(int(kind))
+        self._cap.append(float(capacity_gbps))
+        self._lanes.append(lanes)
+        return len(self._a) - 1
+
+    def _take_port(self, e: int, port: int | None) -> int:
+        if port is None:
+            port = self._next_port[e]
+        self._next_port[e] = max(self._next_port[e], port + 1)
+        radix = self._ports[e]
+        if radix and port > radix:
+            kind = Kind(self._kind[e]).label
+            msg = (
+                f"{self.ids[e]} ({kind}) needs port {port} but has only {radix} ports; "
+                "use switches with more ports, fewer cables per switch pair, or add a tier"
+            )
+            raise FabricDesignError(msg)
+        return port
+
+    def ports_used(self, e: int) -> int:
+        return self._next_port[e] - 1
+
+    # -- servers -----------------------------------------------------------
+    def add_server(
+        self,
+        prefix: str,
+        template: NodeTemplate,
+        *,
+        su: int = 0,
+        node: int = 0,
+        pod: int = 0,
+    ) -> tuple[int, list[int], list[int]]:
+        """Add a server and its parts; return (server, rail NICs, storage NICs)."""
+        s = template.spec
+        spec = self.spec_index(s)
+        srv = self.add(prefix, Kind.NODE, su=su, node=node, pod=pod, spec=spec)
+
+        def part(name: str, kind: Kind, rail: int = -1, ports: int = 0) -> int:
+            return self.add(
+                f"{prefix}/{name}", kind, su=su, node=node, rail=rail, pod=pod,
+                parent=srv, ports=ports, spec=spec,
+            )  # fmt: skip
+
+        cpus = [part(f"cpu{c}", Kind.CPU) for c in range(template.cpus)]
+        pcie = [part(f"pcie{k}", Kind.PCIE_SWITCH) for k in range(s.pcie_switches)]
+        nvsw = [part(f"nvsw{k}", Kind.NVSWITCH) for k in range(s.nvswitches)]
+        gpus = [part(f"gpu{g}", Kind.GPU, rail=template.rail_of_gpu(g)) for g in range(s.gpus)]
+        nics = [part(f"nic{r}", Kind.NIC, rail=r, ports=s.nic_ports) for r in range(s.rails)]
+        stor = [
+            part(f"stor{m}", Kind.STORAGE_NIC, ports=1) for m in range(s.storage_nics)
+        ]
+        for c in range(1, len(cpus)):
+            self.link(cpus[0], cpus[c], LinkKind.CPU_LINK, 8 * 64.0)
+        for k, p in enumerate(pcie):
+            self.link(p, cpus[template.cpu_of_pcie(k)], LinkKind.PCIE, 8 * s.pcie_gbs)
+            for g in template.gpus_of_pcie(k):
+                self.link(gpus[g], p, LinkKind.PCIE, 8 * s.pcie_gbs)
+        for r, n in enumerate(nics):
+            self.link(n, pcie[template.pcie_of_nic(r)], LinkKind.PCIE, 8 * s.pcie_gbs)
+        for m, sn in enumerate(stor):
+            self.link(sn, cpus[m % len(cpus)], LinkKind.PCIE, 8 * s.pcie_gbs)
+        for g in gpus:
+            for k, sw in enumerate(nvsw):
+                lanes = s.nvlink_lanes[k]
+                if lanes:
+                    self.link(g, sw, LinkKind.NVLINK, lanes * s.nvlink_lane_gbs * 8, lanes=lanes)
+        return srv, nics, stor
+
+    # -- result ------------------------------------------------------------
+    def build(
+        self, name: str, *, tiers: int, params: dict[str, Any] | None = None
+    ) -> Fabric:
+        return Fabric(
+            name=name,
+            ids=tuple(self.ids),
+            kind=np.array(self._kind, dtype=np.int8),
+            su=np.array(self._su, dtype=np.int16),
+            node_no=np.array(self._node, dtype=np.int16),
+            rail=np.array(self._rail, dtype=np.int16),
+            pod=np.array(self._pod, dtype=np.int16),
+            plane=np.array(self._plane, dtype=np.int8),
+            parent=np.array(self._parent, dtype=np.int32),
+            ports=np.array(self._ports, dtype=np.int32),
+            link_a=np.array(self._a, dtype=np.int32),
+            link_b=np.array(self._b, dtype=np.int32),
+            link_a_port=np.array(self._ap, dtype=np.int32),
+            link_b_port=np.array(self._bp, dtype=np.int32),
+            link_kind=np.array(self._lk, dtype=np.int8),
+            link_capacity=np.array(self._cap, dtype=np.float64),
+            link_lanes=np.array(self._lanes, dtype=np.int16),
+            node_specs=tuple(self._specs),
+            node_spec_of=np.array(self._spec_of, dtype=np.int8),
+            tiers=tiers,
+            params=tuple(sorted((params or {}).items())),
+        )

@@ -1,0 +1,383 @@
+"""Fabric generators: rail-optimized two-tier, three-tier and dual-ToR (core layer).
+
+Each generator takes keyword parameters, checks the design before building it
+(port counts against the switch radix, the two-tier limit) and raises a
+:class:`~harness.errors.FabricDesignError` that says what to change.
+
+Wiring rules (documented in the README, relied on by the importers' audit):
+
+* rail-optimized: NIC ``r`` of every server of SU ``s`` goes to leaf
+  ``su{s}/leaf-r{r}``, on leaf port = node number.  Leaf uplinks take the ports
+  after the down ports, spine by spine.
+* two-tier: every leaf has ``cables_per_pair`` cables to every spine.
+* three-tier: SUs are grouped in pods; inside a pod every leaf is wired to every
+  pod spine; spine ``j`` of every pod is wired to core group ``j``, its uplinks
+  dealt round-robin over the group's cores (``(pod * uplinks + k) mod cores``),
+  which keeps each core's ports balanced even when there are more pods than a
+  core has ports for a full mesh (the 102,400-GPU preset needs that).
+* dual-ToR / dual-plane: NIC port ``p`` (1-based) goes to leaf
+  ``su{s}/leaf-r{r}{a|b}`` of plane ``p``; plane ``p`` leaves go only to plane
+  ``p`` spines (HPN's non-stacked dual-ToR with a dual-plane aggregation layer).
+* storage (optional): storage NIC ``m`` of each server goes to
+  ``su{s}/storage-sw{m+1}``; each storage switch has enough uplinks to the
+  ``storage`` cluster to be non-blocking.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from harness.errors import FabricDesignError
+from harness.fabric.builder import FabricBuilder
+from harness.fabric.model import Fabric
+from harness.fabric.model import Kind
+from harness.fabric.model import LinkKind
+from harness.fabric.nodes import NodeTemplate
+from harness.fabric.nodes import node_template
+
+STORAGE_UPLINK_GBPS = 100.0
+
+
+def _template(node: str | NodeTemplate, overrides: dict[str, Any] | None) -> NodeTemplate:
+    tmpl = node_template(node) if isinstance(node, str) else node
+    return tmpl.with_overrides(**overrides) if overrides else tmpl
+
+
+def _per_su(nodes_per_su: int | Sequence[int], sus: int) -> list[int]:
+    if isinstance(nodes_per_su, int):
+        counts = [nodes_per_su] * sus
+    else:
+        counts = [int(n) for n in nodes_per_su]
+        if len(counts) != sus:
+            msg = f"nodes_per_su lists {len(counts)} SUs but sus is {sus}; give one count per SU"
+            raise FabricDesignError(msg)
+    if sus < 1 or min(counts) < 1:
+        msg = "a fabric needs at least one SU with at least one node"
+        raise FabricDesignError(msg)
+    return counts
+
+
+def _width(n: int) -> int:
+    return max(2, len(str(n)))
+
+
+def _check_radix(what: str, needed: int, radix: int, fix: str) -> None:
+    if needed > radix:
+        msg = f"{what} needs {needed} ports but the switch has {radix}; {fix}"
+        raise FabricDesignError(msg)
+
+
+class _Common:
+    """State shared by the generators while they build one fabric."""
+
+    def __init__(self, tmpl: NodeTemplate, sus: int, counts: list[int]) -> None:
+        self.b = FabricBuilder()
+        self.tmpl = tmpl
+        self.sus = sus
+        self.counts = counts
+        self.sw = _width(sus)
+        self.nw = _width(max(counts))
+        self.nics: dict[tuple[int, int], list[int]] = {}  # (su, node) -> rail NICs
+        self.stor: dict[tuple[int, int], list[int]] = {}
+
+    def su_id(self, s: int) -> str:
+        return f"su{s:0{self.sw}d}"
+
+    def servers(self, pod_of: dict[int, int] | None = None) -> None:
+        for s in range(1, self.sus + 1):
+            for n in range(1, self.counts[s - 1] + 1):
+                pod = pod_of[s] if pod_of else 0
+                _, nics, stor = self.b.add_server(
+                    f"{self.su_id(s)}/node{n:0{self.nw}d}", self.tmpl, su=s, node=n, pod=pod
+                )
+                self.nics[s, n] = nics
+                self.stor[s, n] = stor
+
+    def storage(self) -> None:
+        spec = self.tmpl.spec
+        if not spec.storage_nics:
+            return
+        b = self.b
+        cluster = b.add("storage", Kind.STORAGE, ports=0)
+        for s in range(1, self.sus + 1):
+            nodes = self.counts[s - 1]
+            per_switch = math.ceil(nodes * spec.storage_gbps / STORAGE_UPLINK_GBPS)
+            switches = [
+                b.add(
+                    f"{self.su_id(s)}/storage-sw{m + 1}",
+                    Kind.STORAGE_SWITCH,
+                    su=s,
+                    ports=nodes + per_switch,
+                )
+                for m in range(min(2, spec.storage_nics))
+            ]
+            for n in range(1, nodes + 1):
+                for m, sn in enumerate(self.stor[s, n]):
+                    b.link(sn, switches[m % len(switches)], LinkKind.STORAGE, spec.storage_gbps,
+                           a_port=1, b_port=n)  # fmt: skip
+            for sw in switches:
+                for _ in range(per_switch):
+                    b.link(sw, cluster, LinkKind.STORAGE, STORAGE_UPLINK_GBPS)
+
+
+def two_tier(
+    *,
+    sus: int,
+    nodes_per_su: int | Sequence[int],
+    node: str | NodeTemplate = "a800",
+    node_overrides: dict[str, Any] | None = None,
+    spines: int,
+    cables_per_pair: int = 1,
+    leaf_radix: int = 40,
+    spine_radix: int | None = None,
+    leaf_down_ports: int | None = None,
+    uplink_gbps: float | None = None,
+    storage: bool = True,
+    name: str = "two-tier",
+) -> Fabric:
+    """A rail-optimized leaf/spine fabric: one leaf per SU and rail, leaves x spines full mesh.
+
+    Raises :class:`FabricDesignError` when a leaf or spine would need more
+    ports than it has, naming the limit (k^2/2 NIC ports for radix k) and the fix.
+
+    Examples
+    --------
+    >>> f = two_tier(sus=2, nodes_per_su=4, spines=2, leaf_radix=8, storage=False)
+    >>> f.summary()["leaves"], f.summary()["gpus"]
+    (8, 64)
+    """
+    tmpl = _template(node, node_overrides)
+    spec = tmpl.spec
+    counts = _per_su(nodes_per_su, sus)
+    spine_radix = spine_radix or leaf_radix
+    down = leaf_down_ports or max(counts)
+    rails = spec.rails
+    leaves_n = sus * rails
+    if leaves_n * cables_per_pair > spine_radix:
+        max_sus = spine_radix // cables_per_pair // rails
+        limit = (spine_radix * leaf_radix // 2) // rails
+        msg = (
+            f"two-tier fabric past its limit: {leaves_n} leaves ({sus} SUs x {rails} rails) x "
+            f"{cables_per_pair} cable(s) need {leaves_n * cables_per_pair} ports on every spine, "
+            f"but spines have {spine_radix}. A non-blocking two-tier fabric of {leaf_radix}-port "
+            f"switches with {rails} rails tops out at {limit} nodes (k^2/2 NIC ports / rails); "
+            f"this design stops at {max_sus} SUs = {sum(counts[:max_sus])} nodes. "
+            "Add a core tier (generator: three-tier), use switches with more ports, "
+            "or use fewer SUs."
+        )
+        raise FabricDesignError(msg)
+    _check_radix(
+        f"each leaf ({down} down + {spines} spines x {cables_per_pair} up)",
+        down + spines * cables_per_pair,
+        leaf_radix,
+        "use fewer spines or cables per leaf-spine pair, or switches with more ports",
+    )
+    c = _Common(tmpl, sus, counts)
+    b = c.b
+    c.servers()
+    up = uplink_gbps or spec.nic_gbps
+    spine_ids = [
+        b.add(f"spine-{j:0{_width(spines)}d}", Kind.SPINE, ports=spine_radix)
+        for j in range(1, spines + 1)
+    ]
+    for s in range(1, sus + 1):
+        for r in range(rails):
+            leaf = b.add(f"{c.su_id(s)}/leaf-r{r}", Kind.LEAF, su=s, rail=r, ports=leaf_radix)
+            for n in range(1, counts[s - 1] + 1):
+                b.link(c.nics[s, n][r], leaf, LinkKind.ACCESS, spec.nic_gbps, a_port=1, b_port=n)
+            port = down
+            for sp in spine_ids:
+                for _ in range(cables_per_pair):
+                    port += 1
+                    b.link(leaf, sp, LinkKind.LEAF_SPINE, up, a_port=port)
+    if storage:
+        c.storage()
+    params = {"generator": "two-tier", "sus": sus, "nodes_per_su": nodes_per_su,
+              "spines": spines, "cables_per_pair": cables_per_pair, "leaf_radix": leaf_radix,
+              "node": spec.model}  # fmt: skip
+    return b.build(name, tiers=2, params=params)
+
+
+def three_tier(
+    *,
+    sus: int,
+    nodes_per_su: int | Sequence[int],
+    node: str | NodeTemplate = "h100",
+    node_overrides: dict[str, Any] | None = None,
+    sus_per_pod: int,
+    spines_per_pod: int,
+    cables_per_pair: int = 1,
+    radix: int = 64,
+    leaf_down_ports: int | None = None,
+    uplink_gbps: float | None = None,
+    storage: bool = True,
+    name: str = "three-tier",
+) -> Fabric:
+    """Pods of SUs (leaf/spine full mesh per pod) joined by a core tier.
+
+    Spine ``j`` of every pod connects to core group ``j``; its uplinks are
+    dealt round-robin over the group's cores.  The number of cores is the
+    smallest that gives every spine uplink a port.
+
+    Examples
+    --------
+    >>> f = three_tier(sus=4, nodes_per_su=2, node="a800", sus_per_pod=2,
+    ...                spines_per_pod=2, radix=8, storage=False)
+    >>> s = f.summary(); s["leaves"], s["spines"], s["cores"], s["tiers"]
+    (16, 4, 4, 3)
+    """
+    tmpl = _template(node, node_overrides)
+    spec = tmpl.spec
+    counts = _per_su(nodes_per_su, sus)
+    if sus % sus_per_pod:
+        msg = f"{sus} SUs do not fill pods of {sus_per_pod}; use a multiple of sus_per_pod"
+        raise FabricDesignError(msg)
+    rails = spec.rails
+    down = leaf_down_ports or max(counts)
+    pods = sus // sus_per_pod
+    leaves_per_pod = sus_per_pod * rails
+    _check_radix(
+        f"each leaf ({down} down + {spines_per_pod} spines x {cables_per_pair} up)",
+        down + spines_per_pod * cables_per_pair,
+        radix,
+        "use fewer spines per pod or cables per pair, or switches with more ports",
+    )
+    spine_down = leaves_per_pod * cables_per_pair
+    _check_radix(
+        f"each spine ({leaves_per_pod} leaves x {cables_per_pair} down)",
+        spine_down,
+        radix,
+        "use fewer SUs per pod or fewer cables per pair",
+    )
+    spine_up = radix - spine_down
+    if spine_up < 1:
+        msg = (
+            f"spines have no ports left for core uplinks ({spine_down} of {radix} used "
+            "downward); use fewer SUs per pod"
+        )
+        raise FabricDesignError(msg)
+    spine_up = min(spine_up, spine_down)  # non-blocking: as many up as down
+    cores_per_group = math.ceil(pods * spine_up / radix)
+    c = _Common(tmpl, sus, counts)
+    b = c.b
+    pod_of = {s: (s - 1) // sus_per_pod + 1 for s in range(1, sus + 1)}
+    c.servers(pod_of)
+    up = uplink_gbps or spec.nic_gbps
+    pw = _width(pods)
+    gw = _width(spines_per_pod)
+    cw = _width(cores_per_group)
+    cores = {
+        (j, k): b.add(f"core-g{j:0{gw}d}-{k:0{cw}d}", Kind.CORE, ports=radix)
+        for j in range(1, spines_per_pod + 1)
+        for k in range(1, cores_per_group + 1)
+    }
+    for p in range(1, pods + 1):
+        pod_spines = [
+            b.add(f"pod{p:0{pw}d}/spine-{j:0{gw}d}", Kind.SPINE, pod=p, ports=radix)
+            for j in range(1, spines_per_pod + 1)
+        ]
+        for s in range(sus_per_pod * (p - 1) + 1, sus_per_pod * p + 1):
+            for r in range(rails):
+                leaf = b.add(
+                    f"{c.su_id(s)}/leaf-r{r}", Kind.LEAF, su=s, rail=r, pod=p, ports=radix
+                )
+                for n in range(1, counts[s - 1] + 1):
+                    b.link(c.nics[s, n][r], leaf, LinkKind.ACCESS, spec.nic_gbps,
+                           a_port=1, b_port=n)  # fmt: skip
+                port = down
+                for sp in pod_spines:
+                    for _ in range(cables_per_pair):
+                        port += 1
+                        b.link(leaf, sp, LinkKind.LEAF_SPINE, up, a_port=port)
+        for j, sp in enumerate(pod_spines, start=1):
+            b._next_port[sp] = spine_down + 1  # uplinks after the down ports
+            for k in range(spine_up):
+                core = cores[j, ((p - 1) * spine_up + k) % cores_per_group + 1]
+                b.link(sp, core, LinkKind.SPINE_CORE, up)
+    if storage:
+        c.storage()
+    params = {"generator": "three-tier", "sus": sus, "nodes_per_su": nodes_per_su,
+              "sus_per_pod": sus_per_pod, "spines_per_pod": spines_per_pod,
+              "radix": radix, "node": spec.model}  # fmt: skip
+    return b.build(name, tiers=3, params=params)
+
+
+def dual_tor(
+    *,
+    segments: int,
+    hosts_per_segment: int | Sequence[int],
+    node: str | NodeTemplate = "h800",
+    node_overrides: dict[str, Any] | None = None,
+    spines_per_plane: int,
+    uplinks_per_leaf: int | None = None,
+    uplink_gbps: float = 400.0,
+    leaf_radix: int = 196,
+    spine_radix: int = 128,
+    storage: bool = True,
+    name: str = "dual-tor",
+) -> Fabric:
+    """Non-stacked dual-ToR, dual-plane (Alibaba HPN; also DGX B300's twin planes).
+
+    Every NIC has two ports; port 1 goes to the plane-1 ToR of its rail, port 2
+    to the plane-2 ToR.  Plane ``p`` ToRs are wired only to plane ``p``
+    aggregation switches (kind spine), ``uplinks_per_leaf`` cables spread
+    round-robin over them.
+    """
+    tmpl = _template(node, node_overrides)
+    spec = tmpl.spec
+    if spec.nic_ports != 2:
+        msg = f"dual-ToR needs 2-port NICs; {spec.model} has {spec.nic_ports} (set nic_ports: 2)"
+        raise FabricDesignError(msg)
+    counts = _per_su(hosts_per_segment, segments)
+    down = max(counts)
+    uplinks = uplinks_per_leaf or spines_per_plane
+    _check_radix(
+        f"each ToR ({down} down + {uplinks} up)",
+        down + uplinks,
+        leaf_radix,
+        "use fewer hosts per segment or uplinks, or a larger leaf_radix",
+    )
+    per_spine = math.ceil(segments * spec.rails * uplinks / spines_per_plane)
+    _check_radix(
+        f"each aggregation switch ({per_spine} ToR cables)",
+        per_spine,
+        spine_radix,
+        "use more aggregation switches per plane or fewer segments",
+    )
+    c = _Common(tmpl, segments, counts)
+    b = c.b
+    c.servers()
+    sw = _width(spines_per_plane)
+    planes = {
+        p: [
+            b.add(f"plane{p}/spine-{j:0{sw}d}", Kind.SPINE, plane=p, ports=spine_radix)
+            for j in range(1, spines_per_plane + 1)
+        ]
+        for p in (1, 2)
+    }
+    for s in range(1, segments + 1):
+        for r in range(spec.rails):
+            for p, tag in ((1, "a"), (2, "b")):
+                leaf = b.add(
+                    f"{c.su_id(s)}/leaf-r{r}{tag}", Kind.LEAF, su=s, rail=r, plane=p,
+                    ports=leaf_radix,
+                )  # fmt: skip
+                for n in range(1, counts[s - 1] + 1):
+                    b.link(c.nics[s, n][r], leaf, LinkKind.ACCESS, spec.nic_gbps,
+                           a_port=p, b_port=n)  # fmt: skip
+                port = down
+                for k in range(uplinks):
+                    port += 1
+                    spine = planes[p][k % spines_per_plane]
+                    b.link(leaf, spine, LinkKind.LEAF_SPINE, uplink_gbps, a_port=port)
+    if storage:
+        c.storage()
+    params = {"generator": "dual-tor", "segments": segments,
+              "hosts_per_segment": hosts_per_segment, "spines_per_plane": spines_per_plane,
+              "node": spec.model}  # fmt: skip
+    return b.build(name, tiers=2, params=params)
+
+
+GENERATORS = {"two-tier": two_tier, "three-tier": three_tier, "dual-tor": dual_tor}
