@@ -153,9 +153,7 @@ class FabricBuilder:
         nvsw = [part(f"nvsw{k}", Kind.NVSWITCH) for k in range(s.nvswitches)]
         gpus = [part(f"gpu{g}", Kind.GPU, rail=template.rail_of_gpu(g)) for g in range(s.gpus)]
         nics = [part(f"nic{r}", Kind.NIC, rail=r, ports=s.nic_ports) for r in range(s.rails)]
-        stor = [
-            part(f"stor{m}", Kind.STORAGE_NIC, ports=1) for m in range(s.storage_nics)
-        ]
+        stor = [part(f"stor{m}", Kind.STORAGE_NIC, ports=1) for m in range(s.storage_nics)]
         for c in range(1, len(cpus)):
             self.link(cpus[0], cpus[c], LinkKind.CPU_LINK, 8 * 64.0)
         for k, p in enumerate(pcie):
@@ -174,9 +172,7 @@ class FabricBuilder:
         return srv, nics, stor
 
     # -- result ------------------------------------------------------------
-    def build(
-        self, name: str, *, tiers: int, params: dict[str, Any] | None = None
-    ) -> Fabric:
+    def build(self, name: str, *, tiers: int, params: dict[str, Any] | None = None) -> Fabric:
         return Fabric(
             name=name,
             ids=tuple(self.ids),

@@ -280,9 +280,7 @@ def three_tier(
         ]
         for s in range(sus_per_pod * (p - 1) + 1, sus_per_pod * p + 1):
             for r in range(rails):
-                leaf = b.add(
-                    f"{c.su_id(s)}/leaf-r{r}", Kind.LEAF, su=s, rail=r, pod=p, ports=radix
-                )
+                leaf = b.add(f"{c.su_id(s)}/leaf-r{r}", Kind.LEAF, su=s, rail=r, pod=p, ports=radix)
                 for n in range(1, counts[s - 1] + 1):
                     b.link(c.nics[s, n][r], leaf, LinkKind.ACCESS, spec.nic_gbps,
                            a_port=1, b_port=n)  # fmt: skip

@@ -309,6 +309,11 @@ class Fabric:
             out[f"{self.ids[self.link_b[i]]}:{self.link_b_port[i]}"] = (i, 1)
         return out
 
+    @cached_property
+    def port_position(self) -> dict[str, int]:
+        """Port id -> its position in ``port_index`` order."""
+        return {p: i for i, p in enumerate(self.port_index)}
+
     def port_id(self, link: int, end: int) -> str:
         if end == 0:
             return f"{self.ids[self.link_a[link]]}:{self.link_a_port[link]}"

@@ -1,0 +1,126 @@
+"""Training jobs placed on servers (core layer, pure).
+
+A job uses every GPU and every rail NIC of its servers, as NCCL does.  Jobs
+come from a scenario (``jobs:``), a jobs file (``--jobs FILE``) or the
+``per-su`` shorthand: one job per SU over all of its servers.
+
+>>> from harness.fabric import preset
+>>> jobs = resolve_jobs([JobSpec(per_su=True)], preset("seed-a800"))
+>>> len(jobs), jobs[0].name, len(jobs[0].servers)
+(10, 'su01', 20)
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from typing import Literal
+
+import numpy as np
+
+from harness.errors import ScenarioError
+from harness.fabric.model import Fabric
+
+Failover = Literal["none", "port"]
+FAILOVERS: tuple[Failover, ...] = ("none", "port")
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    """A job as written: a name and node patterns, or the per-SU shorthand."""
+
+    name: str = ""
+    nodes: tuple[str, ...] = ()
+    per_su: bool = False
+    failover: Failover = "none"
+
+    @classmethod
+    def parse(cls, raw: Any) -> JobSpec:
+        if raw == "per-su":
+            return cls(per_su=True)
+        if not isinstance(raw, dict):
+            msg = "a job is a mapping {name: N, nodes: GLOB|[ids]} or {per-su: true}"
+            raise ScenarioError(msg)
+        unknown = set(raw) - {"name", "nodes", "per-su", "failover"}
+        if unknown:
+            import difflib
+
+            key = sorted(unknown)[0]
+            near = difflib.get_close_matches(key, ["name", "nodes", "per-su", "failover"], n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            msg = f"unknown job key {key!r}{hint} (known: name, nodes, per-su, failover)"
+            raise ScenarioError(msg)
+        failover = raw.get("failover", "none")
+        if failover not in FAILOVERS:
+            msg = f"failover is 'none' or 'port', got {failover!r}"
+            raise ScenarioError(msg)
+        if raw.get("per-su"):
+            if "nodes" in raw or "name" in raw:
+                msg = "per-su jobs take no name or nodes (they are named su01, su02...)"
+                raise ScenarioError(msg)
+            return cls(per_su=True, failover=failover)
+        name, nodes = raw.get("name"), raw.get("nodes")
+        if not isinstance(name, str) or not name:
+            msg = "a job needs a name (or per-su: true)"
+            raise ScenarioError(msg)
+        if isinstance(nodes, str):
+            nodes = [nodes]
+        if not (isinstance(nodes, list) and nodes and all(isinstance(n, str) for n in nodes)):
+            msg = f"job {name!r} needs nodes: a glob or a list of node ids/globs"
+            raise ScenarioError(msg)
+        return cls(name=name, nodes=tuple(nodes), failover=failover)
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A job resolved against a fabric: server indices in id order."""
+
+    name: str
+    servers: tuple[int, ...]
+    failover: Failover = "none"
+
+
+def resolve_jobs(specs: Sequence[JobSpec], fabric: Fabric) -> tuple[Job, ...]:
+    """Resolve job specs; every pattern must match at least one server."""
+    jobs: list[Job] = []
+    servers = fabric.servers.tolist()
+    names = [fabric.ids[i] for i in servers]
+    for spec in specs:
+        if spec.per_su:
+            su_of = fabric.su[fabric.servers]
+            width = max(2, len(str(fabric.n_sus)))
+            for s in sorted(set(su_of.tolist())):
+                members = tuple(int(i) for i in fabric.servers[su_of == s].tolist())
+                jobs.append(Job(f"su{s:0{width}d}", members, spec.failover))
+            continue
+        chosen: set[int] = set()
+        for pattern in spec.nodes:
+            regex = re.compile(fnmatch.translate(pattern))
+            hit = {servers[i] for i, n in enumerate(names) if regex.match(n)}
+            if not hit:
+                import difflib
+
+                near = difflib.get_close_matches(pattern, names, n=2)
+                hint = f"; closest: {', '.join(near)}" if near else ""
+                msg = f"job {spec.name!r}: nodes {pattern!r} match no server{hint}"
+                raise ScenarioError(msg)
+            chosen |= hit
+        jobs.append(Job(spec.name, tuple(sorted(chosen)), spec.failover))
+    seen: set[str] = set()
+    for job in jobs:
+        if job.name in seen:
+            msg = f"two jobs are named {job.name!r}; job names must be unique"
+            raise ScenarioError(msg)
+        seen.add(job.name)
+    return tuple(jobs)
+
+
+def job_matrix(jobs: Sequence[Job], n_elements: int) -> np.ndarray[Any, np.dtype[np.int32]]:
+    """Per element: index of the job using that server (-1: none)."""
+    owner = np.full(n_elements, -1, dtype=np.int32)
+    for j, job in enumerate(jobs):
+        owner[list(job.servers)] = j
+    return owner

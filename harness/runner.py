@@ -1,0 +1,351 @@
+"""Run scenarios on a backend (the one place that sequences faults and checks).
+
+Faults are injected like a transaction: every applied fault is reverted, in
+reverse order, in ``finally``; a revert error is reported and the original
+error re-raised.  Progress and results go to :class:`RunObserver` objects, never
+to ``print``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Protocol
+
+from harness.analysis import Analysis
+from harness.backends import make_backend
+from harness.backends.protocol import Backend
+from harness.checks import Context
+from harness.checks import observe
+from harness.errors import FabricDesignError
+from harness.errors import Problem
+from harness.errors import ScenarioError
+from harness.fabric.model import Fabric
+from harness.faults import AppliedFault
+from harness.jobs import Job
+from harness.jobs import resolve_jobs
+from harness.scenario.fabric_ref import build_fabric
+from harness.scenario.model import ExpectStep
+from harness.scenario.model import InjectStep
+from harness.scenario.model import Location
+from harness.scenario.model import RestoreStep
+from harness.scenario.model import Scenario
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectResult:
+    observation: str
+    expected: str
+    observed: Any
+    passed: bool
+    detail: str = ""
+    involved: tuple[str, ...] = ()
+    where: Location = Location()
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    kind: str  # inject | restore | expect | fabric
+    text: str  # what was done, in plain words
+    story: tuple[str, ...] = ()  # what survived and what was lost
+    expectations: tuple[ExpectResult, ...] = ()
+    where: Location = Location()
+
+    @property
+    def passed(self) -> bool:
+        return all(e.passed for e in self.expectations)
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioResult:
+    name: str
+    path: str
+    backend: str
+    status: str  # passed | failed | error
+    steps: tuple[StepResult, ...] = ()
+    error: str = ""
+    seconds: float = 0.0
+    description: str = ""
+    tags: tuple[str, ...] = ()
+    fabric: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    @property
+    def failures(self) -> list[ExpectResult]:
+        return [e for s in self.steps for e in s.expectations if not e.passed]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "path": self.path,
+            "backend": self.backend,
+            "status": self.status,
+            "seconds": round(self.seconds, 4),
+            "fabric": self.fabric,
+            "error": self.error,
+            "steps": [
+                {
+                    "kind": s.kind,
+                    "text": s.text,
+                    "story": list(s.story),
+                    "where": str(s.where),
+                    "expectations": [
+                        {
+                            "observation": e.observation,
+                            "expected": e.expected,
+                            "observed": _jsonable(e.observed),
+                            "passed": e.passed,
+                            "detail": e.detail,
+                            "involved": list(e.involved),
+                            "where": str(e.where),
+                        }
+                        for e in s.expectations
+                    ],
+                }
+                for s in self.steps
+            ],
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return str(value)
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+class RunObserver(Protocol):
+    """Receives run events (reporting lives in :mod:`harness.reporting`)."""
+
+    def scenario_started(self, scenario: Scenario, backend: str) -> None: ...
+
+    def step_finished(self, scenario: Scenario, step: StepResult) -> None: ...
+
+    def scenario_finished(self, result: ScenarioResult) -> None: ...
+
+
+def story(fabric: Fabric, a: Analysis, healthy: Analysis) -> tuple[str, ...]:
+    """What survived and what was lost, in plain words."""
+    lines = []
+    lost = [v for v in a.verdicts if v.lost]
+    if a.jobs:
+        if lost:
+            names = ", ".join(v.name for v in lost[:8]) + (" ..." if len(lost) > 8 else "")
+            lines.append(f"lost {len(lost)} of {len(a.jobs)} jobs: {names}")
+            lines.extend(f"  {v.name}: {v.reasons[0]}" for v in lost[:4])
+        else:
+            lines.append(f"all {len(a.jobs)} jobs survive")
+    bad = a.gpu_pairs_disconnected()
+    bad_pxn = a.gpu_pairs_disconnected(pxn=True)
+    if bad == 0:
+        lines.append("every GPU pair can still talk")
+    else:
+        isl = a.islands()
+        lines.append(
+            f"{bad:,} GPU pairs cannot talk ({bad_pxn:,} with PXN); "
+            f"{len(isl)} NIC islands, largest {isl[0].nics if isl else 0} NICs"
+        )
+    iso = a.nics_isolated()
+    if iso:
+        lines.append(f"{iso} NIC(s) cut off from the fabric")
+    ratio = a.leaf_uplink_ratio()
+    if ratio < 1.0 - 1e-12:
+        lines.append(f"worst leaf keeps {ratio:.1%} of its uplink capacity")
+    if fabric.n_sus >= 2:
+        base = healthy.bisection_gbps
+        if base and a.bisection_gbps < base - 1e-9:
+            lines.append(f"bisection bandwidth {a.bisection_gbps / base:.1%} of healthy")
+    if a.jobs:
+        ratios = [(a.job_busbw_ratio(j), j.name) for j in a.jobs if j.name not in a.jobs_lost()]
+        worst = min(ratios, default=None)
+        if worst and worst[0] < 1.0 - 1e-12:
+            lines.append(f"slowest surviving job {worst[1]} at {worst[0]:.1%} of its bus bandwidth")
+    return tuple(lines)
+
+
+class _Run:
+    """The state of one scenario run (one RunContext instead of threaded arguments)."""
+
+    def __init__(self, scenario: Scenario, backend: Backend, fabric: Fabric, jobs: tuple[Job, ...]):
+        self.scenario = scenario
+        self.backend = backend
+        self.fabric = fabric
+        self.jobs = jobs
+        self.ctx = Context(scenario.checkpoint)
+        self.applied: list[tuple[str | None, AppliedFault]] = []
+        self.healthy = Analysis(fabric, backend.observe(), jobs)
+        self._current: Analysis | None = self.healthy
+
+    def analysis(self) -> Analysis:
+        if self._current is None:
+            self._current = Analysis(
+                self.fabric, self.backend.observe(), self.jobs, healthy=self.healthy
+            )
+        return self._current
+
+    def inject(self, step: InjectStep) -> StepResult:
+        try:
+            applied = step.fault.resolve(self.fabric)
+        except ScenarioError as err:
+            raise _located(err, step.where) from None
+        self.applied.append((step.name, applied))  # recorded before it is done
+        self.backend.inject(applied)
+        self._current = None
+        text = applied.describe(self.fabric)
+        return StepResult("inject", text, story(self.fabric, self.analysis(), self.healthy),
+                          where=step.where)  # fmt: skip
+
+    def restore(self, step: RestoreStep) -> StepResult:
+        if not self.applied:
+            raise _located(ScenarioError("restore: no fault is applied"), step.where)
+        if step.target == "all":
+            chosen = list(reversed(self.applied))
+        elif step.target == "last":
+            chosen = [self.applied[-1]]
+        else:
+            chosen = [x for x in reversed(self.applied) if x[0] == step.target]
+            if not chosen:
+                names = [n for n, _ in self.applied if n]
+                msg = (
+                    f"restore: no applied fault is named {step.target!r} (named: {names or 'none'})"
+                )
+                raise _located(ScenarioError(msg), step.where)
+        for item in chosen:
+            self.backend.revert(item[1])
+            self.applied.remove(item)
+        self._current = None
+        text = "restored " + "; ".join(a.describe(self.fabric) for _, a in chosen)
+        return StepResult("restore", text, story(self.fabric, self.analysis(), self.healthy),
+                          where=step.where)  # fmt: skip
+
+    def expect(self, step: ExpectStep) -> StepResult:
+        a = self.analysis()
+        results = []
+        for e in step.expectations:
+            try:
+                got = observe(e.observation, a, self.ctx, dict(e.args))
+            except ScenarioError as err:
+                raise _located(err, e.where) from None
+            results.append(
+                ExpectResult(
+                    e.describe(),
+                    e.expect.describe(),
+                    got.value,
+                    e.expect.check(got.value),
+                    got.detail,
+                    got.involved,
+                    e.where,
+                )  # fmt: skip
+            )
+        ok = sum(r.passed for r in results)
+        return StepResult("expect", f"checked {ok}/{len(results)} expectations",
+                          expectations=tuple(results), where=step.where)  # fmt: skip
+
+    def revert_all(self) -> None:
+        first: BaseException | None = None
+        while self.applied:
+            _, applied = self.applied.pop()
+            try:
+                self.backend.revert(applied)
+            except Exception as err:  # log, keep reverting, re-raise the first
+                log.exception("revert of %s failed", applied.fault.describe())
+                first = first or err
+        if first is not None:
+            raise first
+
+
+def _located(err: ScenarioError, where: Location) -> ScenarioError:
+    return ScenarioError(
+        [Problem(p.message, where.path, where.line, where.column, p.key) for p in err.problems]
+    )
+
+
+def run_scenario(
+    scenario: Scenario,
+    backend: str | Backend = "model",
+    observers: Sequence[RunObserver] = (),
+) -> ScenarioResult:
+    """Run one scenario; bad input raises :class:`ScenarioError`, failures are results."""
+    name = backend if isinstance(backend, str) else backend.name
+    for o in observers:
+        o.scenario_started(scenario, name)
+    start = time.perf_counter()
+    steps: list[StepResult] = []
+
+    def done(status: str, error: str = "") -> ScenarioResult:
+        result = ScenarioResult(
+            scenario.name, scenario.where.path, name, status, tuple(steps), error,
+            time.perf_counter() - start, scenario.description, scenario.tags,
+            scenario.fabric.describe(),
+        )  # fmt: skip
+        for o in observers:
+            o.scenario_finished(result)
+        return result
+
+    try:
+        fabric = build_fabric(scenario.fabric)
+    except FabricDesignError as err:
+        if scenario.expect_fabric_error is None:
+            raise _located(err, scenario.fabric.where) from None
+        ok = scenario.expect_fabric_error.lower() in str(err).lower()
+        res = ExpectResult("fabric_error", f"contains {scenario.expect_fabric_error!r}",
+                           str(err), ok, where=scenario.fabric.where)  # fmt: skip
+        steps.append(StepResult("fabric", f"building {scenario.fabric.describe()} failed",
+                                (str(err),), (res,), scenario.fabric.where))  # fmt: skip
+        return done("passed" if ok else "failed")
+    if scenario.expect_fabric_error is not None:
+        res = ExpectResult("fabric_error", f"contains {scenario.expect_fabric_error!r}",
+                           "the fabric built", False, where=scenario.fabric.where)  # fmt: skip
+        steps.append(StepResult("fabric", f"built {scenario.fabric.describe()}", (), (res,),
+                                scenario.fabric.where))  # fmt: skip
+        return done("failed")
+    try:
+        jobs = resolve_jobs(scenario.jobs, fabric)
+    except ScenarioError as err:
+        raise _located(err, scenario.where) from None
+    be = make_backend(backend) if isinstance(backend, str) else backend
+    with be:
+        be.apply(fabric)
+        run = _Run(scenario, be, fabric, jobs)
+        try:
+            for step in scenario.steps:
+                if isinstance(step, InjectStep):
+                    result = run.inject(step)
+                elif isinstance(step, RestoreStep):
+                    result = run.restore(step)
+                else:
+                    result = run.expect(step)
+                steps.append(result)
+                for o in observers:
+                    o.step_finished(scenario, result)
+        finally:
+            run.revert_all()
+    failed = any(not s.passed for s in steps)
+    return done("failed" if failed else "passed")
+
+
+@dataclass
+class RunSummary:
+    results: list[ScenarioResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> int:
+        return sum(r.status == "passed" for r in self.results)
+
+    @property
+    def failed(self) -> int:
+        return sum(r.status == "failed" for r in self.results)
+
+    @property
+    def errors(self) -> int:
+        return sum(r.status == "error" for r in self.results)

@@ -1,0 +1,93 @@
+"""Scenarios as frozen dataclasses (core layer, pure).
+
+The loader (:mod:`harness.scenario.load`) turns YAML into these; the runner
+(:mod:`harness.runner`) executes them on a backend.  Every piece keeps the
+:class:`Location` it came from, so results and errors can name file:line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+from harness.checks import CheckpointSpec
+from harness.expect import Expect
+from harness.faults import Fault
+from harness.jobs import JobSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    path: str = ""
+    line: int = 0
+    column: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}" if self.line else self.path
+
+
+@dataclass(frozen=True, slots=True)
+class FabricRef:
+    """Which fabric: a preset, a fabric file or an inline generator, plus parameters."""
+
+    preset: str | None = None
+    file: Path | None = None
+    generator: str | None = None
+    params: tuple[tuple[str, Any], ...] = ()
+    where: Location = Location()
+
+    def describe(self) -> str:
+        base = self.preset or (str(self.file) if self.file else f"generator {self.generator}")
+        if self.params:
+            base += " (" + ", ".join(f"{k}={v}" for k, v in self.params) + ")"
+        return base
+
+
+@dataclass(frozen=True, slots=True)
+class InjectStep:
+    fault: Fault
+    name: str | None = None
+    where: Location = Location()
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreStep:
+    target: str  # a step name, "all" or "last"
+    where: Location = Location()
+
+
+@dataclass(frozen=True, slots=True)
+class Expectation:
+    observation: str
+    expect: Expect
+    args: tuple[tuple[str, Any], ...] = ()
+    where: Location = Location()
+
+    def describe(self) -> str:
+        args = ", ".join(f"{k}={v}" for k, v in self.args)
+        return f"{self.observation}({args})" if args else self.observation
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectStep:
+    expectations: tuple[Expectation, ...]
+    where: Location = Location()
+
+
+Step = InjectStep | RestoreStep | ExpectStep
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    description: str
+    fabric: FabricRef
+    steps: tuple[Step, ...]
+    jobs: tuple[JobSpec, ...] = ()
+    tags: tuple[str, ...] = ()
+    backends: tuple[str, ...] = ("model",)
+    checkpoint: CheckpointSpec | None = None
+    expect_fabric_error: str | None = None
+    where: Location = field(default_factory=Location)
