@@ -1,0 +1,614 @@
+"""Evaluate many small failure cases against one base state, fast (core layer, pure).
+
+The naive way to sweep single failures copies the graph, removes the element
+and recomputes components and job survival from scratch: one graph search per
+case.  :class:`CaseEvaluator` does one linear pass instead:
+
+1. the base state is analysed once (components of the switch graph, which NIC
+   ports reach which component, which GPUs have no fabric path, which jobs are
+   already lost, the leaves' uplink capacity, the ring flows of the jobs);
+2. the articulation points and bridges of the live switch graph are found once
+   (networkx, linear time).  A case that removes neither leaves every
+   component as it was, so its effect is local: the NIC ports it takes down,
+   the GPUs that lose their last path, the jobs that use those NICs, the
+   uplink capacity it removes.  That is computed in time proportional to what
+   the case touches;
+3. a case that does split the switch graph (an articulation point, a bridge,
+   or for pairs a 2-cut), or that starts from a base whose NICs already sit in
+   several components, is evaluated by the full :class:`~harness.analysis.Analysis`
+   (``exact`` path), so results are always exact; the row says which path ran.
+
+The tests compare both paths case by case.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from functools import cached_property
+
+import networkx as nx
+import numpy as np
+import numpy.typing as npt
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from harness.analysis import Analysis
+from harness.fabric.model import COMPUTE_SWITCH_KINDS
+from harness.fabric.model import Fabric
+from harness.fabric.model import Kind
+from harness.fabric.model import LinkKind
+from harness.faults import AppliedFault
+from harness.faults import Fault
+from harness.faults import FaultKind
+from harness.faults import FaultState
+from harness.jobs import Job
+from harness.observation import Observation
+from harness.selectors import Selector
+
+COMPUTE_CABLES = (LinkKind.ACCESS, LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One failed thing of a case: an element (kill) or a link (cut/optic)."""
+
+    kind: str  # "element" | "link" | "optic"
+    index: int  # element index, link index (optic: the cable's index)
+    port: str = ""  # optic: the port id
+
+    def label(self, fabric: Fabric) -> str:
+        if self.kind == "element":
+            return fabric.ids[self.index]
+        if self.kind == "optic":
+            return f"optic {self.port}"
+        return fabric.link_ids[self.index]
+
+    def category(self, fabric: Fabric) -> str:
+        if self.kind == "element":
+            return Kind(int(fabric.kind[self.index])).label
+        tier = LinkKind(int(fabric.link_kind[self.index])).label
+        return f"optic ({tier})" if self.kind == "optic" else f"cable ({tier})"
+
+    def to_fault(self, fabric: Fabric) -> AppliedFault:
+        if self.kind == "element":
+            sel = Selector(ids=(fabric.ids[self.index],))
+            return AppliedFault(Fault(FaultKind.KILL, sel), (self.index,), (), ())
+        if self.kind == "optic":
+            sel = Selector(ids=(self.port,))
+            return AppliedFault(
+                Fault(FaultKind.OPTIC, sel), (), (self.index,), (0.0,), (self.port,)
+            )
+        sel = Selector(ids=(fabric.link_ids[self.index],))
+        return AppliedFault(Fault(FaultKind.CUT, sel), (), (self.index,), (0.0,))
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """What one case does to the fabric."""
+
+    failures: tuple[Failure, ...]
+    pairs_disconnected: int  # GPU pairs that cannot talk, PXN allowed
+    pairs_disconnected_direct: int  # ... without PXN
+    jobs_lost: tuple[str, ...]  # jobs lost by this case (beyond the base)
+    leaf_uplink_ratio: float  # min over live leaves, vs healthy
+    min_busbw_ratio: float  # min over jobs (lost: 0), vs healthy
+    storage_ratio: float  # min over live servers of storage bond vs healthy
+    exact: bool  # True: evaluated by the full Analysis
+    bisection_ratio: float | None = None
+    reasons: tuple[str, ...] = field(default=())
+
+    def label(self, fabric: Fabric) -> str:
+        return " + ".join(f.label(fabric) for f in self.failures)
+
+    def category(self, fabric: Fabric) -> str:
+        return " + ".join(f.category(fabric) for f in self.failures)
+
+
+class CaseEvaluator:
+    """Evaluate failure cases on top of a base fault state."""
+
+    def __init__(
+        self,
+        fabric: Fabric,
+        jobs: Sequence[Job],
+        base: FaultState | None = None,
+        *,
+        bisection: bool = False,
+    ) -> None:
+        self.fabric = fabric
+        self.jobs = tuple(jobs)
+        self.state = base or FaultState.healthy(fabric)
+        self.bisection = bisection
+        healthy_state = FaultState.healthy(fabric)
+        self.healthy = Analysis(fabric, Observation.from_state(healthy_state), self.jobs)
+        self.base = Analysis(
+            fabric, Observation.from_state(self.state), self.jobs, healthy=self.healthy
+        )
+        self.exact_cases = 0
+
+    # -- precomputation (one pass) ---------------------------------------------
+    @cached_property
+    def _base_lost(self) -> frozenset[str]:
+        return frozenset(self.base.jobs_lost())
+
+    @cached_property
+    def _single_component(self) -> bool:
+        """True when every live NIC port of the base reaches one and the same component."""
+        _, _, comp, _ = self.base.access
+        return np.unique(comp).size <= 1
+
+    @cached_property
+    def _switch_graph(self) -> tuple[nx.MultiGraph, frozenset[int], frozenset[int]]:
+        """Live switch graph, its articulation points, and its bridge links."""
+        f = self.fabric
+        g = nx.MultiGraph()
+        sw = np.flatnonzero(
+            np.isin(f.kind, [int(k) for k in COMPUTE_SWITCH_KINDS]) & self.base.up
+        ).tolist()
+        g.add_nodes_from(sw)
+        links = f.links_of_kind(LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE)
+        links = links[self.base.cap[links] > 0]
+        for i, a, b in zip(links.tolist(), f.link_a[links].tolist(), f.link_b[links].tolist(),
+                           strict=True):  # fmt: skip
+            g.add_edge(a, b, key=i)
+        aps = frozenset(nx.articulation_points(nx.Graph(g)))
+        simple = nx.Graph()
+        simple.add_nodes_from(g.nodes)
+        for a, b in g.edges():
+            if g.number_of_edges(a, b) == 1:
+                simple.add_edge(a, b)
+            elif not simple.has_edge(a, b):
+                simple.add_edge(a, b)
+        bridge_pairs = {frozenset(e) for e in nx.bridges(simple)}
+        bridges = frozenset(
+            k for a, b, k in g.edges(keys=True)
+            if frozenset((a, b)) in bridge_pairs and g.number_of_edges(a, b) == 1
+        )  # fmt: skip
+        return g, aps, bridges
+
+    @cached_property
+    def _ports(self) -> dict[int, dict[int, int]]:
+        """NIC -> {port: access cable} for the base's live access ports."""
+        f = self.fabric
+        out: dict[int, dict[int, int]] = defaultdict(dict)
+        links = f.links_of_kind(LinkKind.ACCESS)
+        live = links[self.base.cap[links] > 0]
+        for link, nic, port in zip(live.tolist(), f.link_a[live].tolist(),
+                                   f.link_a_port[live].tolist(), strict=True):  # fmt: skip
+            if self.base.switch_component[f.link_b[link]] >= 0:
+                out[nic][port] = link
+        return out
+
+    @cached_property
+    def _leaf_ports(self) -> dict[int, list[tuple[int, int]]]:
+        """Leaf -> [(nic, port)] of live access ports."""
+        f = self.fabric
+        out: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for nic, ports in self._ports.items():
+            for port, link in ports.items():
+                out[int(f.link_b[link])].append((nic, port))
+        return out
+
+    @cached_property
+    def _job_of_server(self) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = defaultdict(list)
+        for j, job in enumerate(self.jobs):
+            for s in job.servers:
+                out[s].append(j)
+        return out
+
+    @cached_property
+    def _gpu_state(self) -> tuple[dict[int, int], dict[int, int], dict[int, int], dict[int, int]]:
+        """Per server: GPUs, base direct-empty GPUs, base pxn-empty GPUs; GPU totals."""
+        f = self.fabric
+        n_s: dict[int, int] = {}
+        e_direct: dict[int, int] = {}
+        e_pxn: dict[int, int] = {}
+        for s in f.servers.tolist():
+            gpus = self.base.parts(s, Kind.GPU)
+            n_s[s] = len(gpus)
+            e_direct[s] = sum(1 for g in gpus if not self.base.gpu_comps(g))
+            e_pxn[s] = sum(1 for g in gpus if not self.base.gpu_comps(g, pxn=True))
+        return n_s, e_direct, e_pxn, {}
+
+    @staticmethod
+    def _inter_pairs(total: int, empties: int, per_server: Iterable[tuple[int, int]]) -> int:
+        """Cross-server GPU pairs with an empty side (all non-empty sides share one component)."""
+        inter = empties * (total - empties) + empties * (empties - 1) // 2
+        for n, e in per_server:
+            inter -= e * (n - e) + e * (e - 1) // 2
+        return inter
+
+    @cached_property
+    def _base_pairs(self) -> tuple[int, int, int, int]:
+        """(intra-server bad pairs direct, pxn, inter direct, inter pxn) of the base."""
+        n_s, e_d, e_p, _ = self._gpu_state
+        total = sum(n_s.values())
+        inter_d = self._inter_pairs(total, sum(e_d.values()), ((n_s[s], e_d[s]) for s in n_s))
+        inter_p = self._inter_pairs(total, sum(e_p.values()), ((n_s[s], e_p[s]) for s in n_s))
+        intra_d = self.base.gpu_pairs_disconnected() - inter_d
+        intra_p = self.base.gpu_pairs_disconnected(pxn=True) - inter_p
+        return intra_d, intra_p, inter_d, inter_p
+
+    @cached_property
+    def _uplinks(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        f = self.fabric
+        links = f.links_of_kind(LinkKind.LEAF_SPINE)
+        live = np.bincount(f.link_a[links], weights=self.base.cap[links], minlength=f.n_elements)
+        full = np.bincount(f.link_a[links], weights=f.link_capacity[links], minlength=f.n_elements)
+        return live, full
+
+    @cached_property
+    def _flows(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+        """Ring flows crossing leaves: (job, leaf_a, leaf_b) arrays."""
+        rows: list[tuple[int, int, int]] = []
+        for j, job in enumerate(self.jobs):
+            for a, b in self.base._ring_edges(job):
+                for na, nb in self.base._rail_pairs(a, b):
+                    la, lb = self.base._port_leaf(na), self.base._port_leaf(nb)
+                    for p, leaf_a in la.items():
+                        leaf_b = lb.get(p)
+                        if leaf_b is not None and leaf_b != leaf_a:
+                            rows.append((j, leaf_a, leaf_b))
+        arr = np.array(rows, dtype=np.int32).reshape(-1, 3)
+        return arr[:, 0], arr[:, 1], arr[:, 2]
+
+    @cached_property
+    def _busbw(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Per job: base bus bandwidth (GB/s) and healthy bus bandwidth."""
+        base = np.array([self.base.job_busbw_gbs(j) for j in self.jobs], dtype=np.float64)
+        healthy = np.array([self.healthy.job_busbw_gbs(j) for j in self.jobs], dtype=np.float64)
+        return base, healthy
+
+    @cached_property
+    def _storage(self) -> tuple[dict[int, float], dict[int, float], dict[int, list[int]]]:
+        """Base and healthy storage bandwidth per server; storage switch -> servers."""
+        f = self.fabric
+        base = {s: self.base.storage_gbps(s) for s in f.servers.tolist()}
+        healthy = {s: self.healthy.storage_gbps(s) for s in f.servers.tolist()}
+        by_switch: dict[int, list[int]] = defaultdict(list)
+        for i in f.links_of_kind(LinkKind.STORAGE).tolist():
+            a, b = int(f.link_a[i]), int(f.link_b[i])
+            if f.kind[a] == int(Kind.STORAGE_NIC):
+                by_switch[b].append(int(f.parent[a]))
+        return base, healthy, by_switch
+
+    def prepare(self) -> None:
+        """Do the one linear pass now (otherwise it happens on the first case)."""
+        _ = (self._switch_graph, self._ports, self._leaf_ports, self._gpu_state,
+             self._base_pairs, self._uplinks, self._flows, self._busbw, self._storage,
+             self._base_lost, self._single_component)  # fmt: skip
+
+    # -- evaluation ----------------------------------------------------------------
+    def _splits(self, failures: Sequence[Failure]) -> bool:
+        """Does the case split the live switch graph?"""
+        f = self.fabric
+        g, aps, bridges = self._switch_graph
+        nodes = [x.index for x in failures if x.kind == "element" and x.index in g]
+        links = [x.index for x in failures if x.kind != "element"
+                 and f.link_kind[x.index] != int(LinkKind.ACCESS)]  # fmt: skip
+        if len(nodes) + len(links) == 0:
+            return False
+        if len(nodes) + len(links) == 1:
+            return bool(nodes and nodes[0] in aps) or bool(links and links[0] in bridges)
+        return self._splits_many(nodes, links)
+
+    @cached_property
+    def _switch_arrays(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64],
+                                      npt.NDArray[np.int64], npt.NDArray[np.int64],
+                                      npt.NDArray[np.int64]]:  # fmt: skip
+        """Switch graph as arrays: nodes, edge ends (positions), edge links, base labels."""
+        g, _, _ = self._switch_graph
+        nodes = np.array(sorted(g.nodes), dtype=np.int64)
+        pos = {int(n): i for i, n in enumerate(nodes.tolist())}
+        edges = [(pos[a], pos[b], k) for a, b, k in g.edges(keys=True)]
+        arr = np.array(edges, dtype=np.int64).reshape(-1, 3)
+        labels = self._components(nodes.size, arr[:, 0], arr[:, 1])
+        return nodes, arr[:, 0], arr[:, 1], arr[:, 2], labels
+
+    @staticmethod
+    def _components(
+        n: int, a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64]:
+        m = coo_matrix((np.ones(a.size, dtype=np.int8), (a, b)), shape=(n, n))
+        _, labels = connected_components(m, directed=False)
+        return labels.astype(np.int64)
+
+    def _splits_many(self, nodes: Sequence[int], links: Sequence[int]) -> bool:
+        """Does removing these switches and cables split any base component?"""
+        order, ea, eb, ek, base = self._switch_arrays
+        gone = np.isin(order, np.array(nodes, dtype=np.int64))
+        keep = ~(gone[ea] | gone[eb] | np.isin(ek, np.array(links, dtype=np.int64)))
+        labels = self._components(order.size, ea[keep], eb[keep])
+        rest = ~gone
+        before = np.unique(base[rest]).size
+        after = np.unique(np.stack([base[rest], labels[rest]]), axis=1).shape[1]
+        return bool(after != before)
+
+    def evaluate(self, failures: Sequence[Failure]) -> CaseResult:
+        f = self.fabric
+        fast_kinds = COMPUTE_SWITCH_KINDS | {Kind.NIC, Kind.NODE, Kind.STORAGE_SWITCH,
+                                             Kind.STORAGE_NIC}  # fmt: skip
+        fast = self._single_component and all(
+            x.kind != "element" or Kind(int(f.kind[x.index])) in fast_kinds for x in failures
+        )
+        if fast and self._splits(failures):
+            fast = False
+        if not fast:
+            return self.evaluate_exact(failures)
+        return self._evaluate_fast(failures)
+
+    def _evaluate_fast(self, failures: Sequence[Failure]) -> CaseResult:
+        f = self.fabric
+        up = self.base.up
+        lost_ports: dict[int, set[int]] = defaultdict(set)
+        dead_servers: set[int] = set()
+        uplive, upfull = self._uplinks
+        changed_leaves: dict[int, float] = {}
+        dead_leaves: set[int] = set()
+        storage_hit: dict[int, float] = {}
+        s_base, s_healthy, s_by_switch = self._storage
+        for x in failures:
+            i = x.index
+            if x.kind == "element":
+                k = Kind(int(f.kind[i]))
+                if not up[i]:
+                    continue
+                if k is Kind.LEAF:
+                    dead_leaves.add(i)
+                    for nic, port in self._leaf_ports.get(i, []):
+                        lost_ports[nic].add(port)
+                elif k in (Kind.SPINE, Kind.CORE):
+                    for link in f.links_at(i).tolist():
+                        if f.link_kind[link] == int(LinkKind.LEAF_SPINE):
+                            leaf = f.other_end(link, i)
+                            changed_leaves[leaf] = changed_leaves.get(leaf, uplive[leaf]) - float(
+                                self.base.cap[link]
+                            )
+                elif k is Kind.NIC:
+                    lost_ports[i].update(self._ports.get(i, {}))
+                elif k is Kind.NODE:
+                    dead_servers.add(i)
+                elif k is Kind.STORAGE_SWITCH:
+                    for s in s_by_switch.get(i, []):
+                        per = s_base[s] / max(f.node_spec(s).storage_nics, 1)
+                        storage_hit[s] = storage_hit.get(s, s_base[s]) - per
+                elif k is Kind.STORAGE_NIC:
+                    s = int(f.parent[i])
+                    per = s_base[s] / max(f.node_spec(s).storage_nics, 1)
+                    storage_hit[s] = storage_hit.get(s, s_base[s]) - per
+            else:
+                if self.base.cap[i] <= 0:
+                    continue
+                lk = LinkKind(int(f.link_kind[i]))
+                if lk is LinkKind.ACCESS:
+                    lost_ports[int(f.link_a[i])].add(int(f.link_a_port[i]))
+                elif lk is LinkKind.LEAF_SPINE:
+                    leaf = int(f.link_a[i])
+                    changed_leaves[leaf] = changed_leaves.get(leaf, uplive[leaf]) - float(
+                        self.base.cap[i]
+                    )
+                elif lk is LinkKind.STORAGE:
+                    a = int(f.link_a[i])
+                    if f.kind[a] == int(Kind.STORAGE_NIC):
+                        s = int(f.parent[a])
+                        storage_hit[s] = storage_hit.get(s, s_base[s]) - float(self.base.cap[i])
+        # NICs cut (no live port left) or degraded (a port lost)
+        cut: set[int] = set()
+        degraded: set[int] = set()
+        for nic, ports in lost_ports.items():
+            live = set(self._ports.get(nic, {}))
+            if not live:
+                continue
+            if live <= ports:
+                cut.add(nic)
+            else:
+                degraded.add(nic)
+        # jobs
+        reasons: list[str] = []
+        new_lost: set[int] = set()
+        for s in dead_servers:
+            for j in self._job_of_server.get(s, []):
+                new_lost.add(j)
+                reasons.append(f"{self.jobs[j].name}: server {f.ids[s]} is down")
+        for nic in cut | degraded:
+            s = int(f.parent[nic])
+            for j in self._job_of_server.get(s, []):
+                job = self.jobs[j]
+                if len(job.servers) < 2:
+                    continue
+                if nic in cut or not self.base._tolerant(job, nic):
+                    if j not in new_lost:
+                        reasons.append(f"{job.name}: {f.ids[nic]} cut off")
+                    new_lost.add(j)
+        survivors_degraded = any(
+            j not in new_lost and len(self.jobs[j].servers) > 1
+            for n in degraded
+            for j in self._job_of_server.get(int(f.parent[n]), [])
+        )
+        if survivors_degraded:  # a surviving job runs on a NIC that lost a port
+            return self.evaluate_exact(failures)
+        lost_names = tuple(
+            sorted(self.jobs[j].name for j in new_lost if self.jobs[j].name not in self._base_lost)
+        )
+        # GPU pairs
+        n_s, e_d, e_p, _ = self._gpu_state
+        intra_d, intra_p, inter_d, inter_p = self._base_pairs
+        touched = {int(f.parent[n]) for n in cut} | dead_servers
+        new_e_d = dict.fromkeys(touched, 0)
+        new_e_p = dict.fromkeys(touched, 0)
+        extra_intra = 0
+        for s in touched:
+            gpus = self.base.parts(s, Kind.GPU)
+            if s in dead_servers:
+                new_e_d[s] = new_e_p[s] = len(gpus)
+                extra_intra += len(gpus) * (len(gpus) - 1) // 2 - self._intra_bad(s)
+                continue
+            nics_alive = set()
+            for g in gpus:
+                comps = [
+                    n for n in self.base._gpu_nics(g) if n not in cut and self.base.nic_comps(n)
+                ]
+                if not comps:
+                    new_e_d[s] += 1
+                nics_alive.update(comps)
+            for group in self.base._nvlink_groups(s):
+                usable = [n for g in group for n in self.base._gpu_nics(g)
+                          if n not in cut and self.base.nic_comps(n)]  # fmt: skip
+                if not usable:
+                    new_e_p[s] += len(group)
+            dead_gpus = sum(1 for g in gpus if not up[g])
+            new_e_p[s] += dead_gpus
+        total = sum(n_s.values())
+        ed_total = sum(e_d.values()) + sum(new_e_d[s] - e_d[s] for s in touched)
+        ep_total = sum(e_p.values()) + sum(new_e_p[s] - e_p[s] for s in touched)
+
+        def inter(base_inter: int, base_e: dict[int, int], new_e: dict[int, int], et: int) -> int:
+            base_total_e = sum(base_e.values())
+            value = base_inter
+            value -= base_total_e * (total - base_total_e) + base_total_e * (base_total_e - 1) // 2
+            value += et * (total - et) + et * (et - 1) // 2
+            for s in touched:
+                n, old, new = n_s[s], base_e[s], new_e[s]
+                value += old * (n - old) + old * (old - 1) // 2
+                value -= new * (n - new) + new * (new - 1) // 2
+            return value
+
+        pairs_d = intra_d + extra_intra + inter(inter_d, e_d, new_e_d, ed_total)
+        pairs_p = intra_p + extra_intra + inter(inter_p, e_p, new_e_p, ep_total)
+        # leaf uplinks
+        ratio = self._uplink_ratio(changed_leaves, dead_leaves, dead_servers)
+        # bus bandwidth
+        busbw = self._busbw_ratio(changed_leaves, new_lost)
+        # storage
+        storage = 1.0
+        if storage_hit or dead_servers:
+            vals = [
+                (storage_hit.get(s, s_base[s]) / s_healthy[s]) if s_healthy[s] else 1.0
+                for s in s_base
+                if up[s] and s not in dead_servers
+            ]
+            storage = min(vals, default=1.0)
+        elif s_base:
+            storage = self._base_storage_ratio
+        bis = None
+        if self.bisection:
+            bis = self._bisection(failures)
+        return CaseResult(
+            tuple(failures), pairs_p, pairs_d, lost_names, ratio, busbw, storage, False, bis,
+            tuple(reasons[:6]),
+        )  # fmt: skip
+
+    @cached_property
+    def _base_storage_ratio(self) -> float:
+        s_base, s_healthy, _ = self._storage
+        vals = [s_base[s] / s_healthy[s] for s in s_base if s_healthy[s] and self.base.up[s]]
+        return min(vals, default=1.0)
+
+    def _intra_bad(self, server: int) -> int:
+        """Base same-server GPU pairs that cannot talk."""
+        groups = self.base._intra_connected(server)
+        n = len(self.base.parts(server, Kind.GPU))
+        return n * (n - 1) // 2 - sum(len(g) * (len(g) - 1) // 2 for g in groups)
+
+    @cached_property
+    def _base_uplink(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+        f = self.fabric
+        live, full = self._uplinks
+        leaves = f.leaves[self.base.up[f.leaves]]
+        leaves = leaves[full[leaves] > 0]
+        return leaves, live[leaves] / full[leaves]
+
+    def _uplink_ratio(
+        self, changed: dict[int, float], dead: set[int], dead_servers: set[int]
+    ) -> float:
+        leaves, ratios = self._base_uplink
+        if not leaves.size:
+            return 0.0
+        if not changed and not dead:
+            return float(ratios.min())
+        _, full = self._uplinks
+        r = ratios.copy()
+        pos = {int(x): i for i, x in enumerate(leaves.tolist())} if changed or dead else {}
+        for leaf, live in changed.items():
+            if leaf in pos:
+                r[pos[leaf]] = live / full[leaf]
+        keep = np.ones(r.size, dtype=bool)
+        for leaf in dead:
+            if leaf in pos:
+                keep[pos[leaf]] = False
+        return float(r[keep].min()) if keep.any() else 0.0
+
+    def _busbw_ratio(self, changed: dict[int, float], lost: set[int]) -> float:
+        if not self.jobs:
+            return 1.0
+        base, healthy = self._busbw
+        bw = base.copy()
+        for j in lost:
+            bw[j] = 0.0
+        job_of, la, lb = self._flows
+        if changed and job_of.size:
+            live, _ = self._uplinks
+            out_count = np.bincount(la, minlength=self.fabric.n_elements)
+            in_count = np.bincount(lb, minlength=self.fabric.n_elements)
+            cap = live.copy()
+            for leaf, v in changed.items():
+                cap[leaf] = v
+            share = np.minimum(cap[la] / np.maximum(out_count[la], 1),
+                               cap[lb] / np.maximum(in_count[lb], 1)) / 8.0  # fmt: skip
+            per_job = np.full(len(self.jobs), np.inf)
+            np.minimum.at(per_job, job_of, share)
+            rails = self.fabric.rails
+            for j in np.unique(job_of).tolist():
+                if bw[j] > 0:
+                    ports = self.fabric.node_spec(self.jobs[j].servers[0]).nic_ports
+                    bw[j] = min(bw[j], rails * per_job[j] * ports)
+        ratios = np.where(healthy > 0, bw / np.where(healthy > 0, healthy, 1), 0.0)
+        return float(ratios.min())
+
+    def _bisection(self, failures: Sequence[Failure]) -> float:
+        state = self.state
+        for x in failures:
+            state = state.inject(x.to_fault(self.fabric))
+        a = Analysis(self.fabric, Observation.from_state(state), self.jobs, healthy=self.healthy)
+        base = self.healthy.bisection_gbps
+        return a.bisection_gbps / base if base else 0.0
+
+    def evaluate_exact(self, failures: Sequence[Failure]) -> CaseResult:
+        """The same answer by the full analysis (slow path, and the tests' oracle)."""
+        self.exact_cases += 1
+        f = self.fabric
+        state = self.state
+        for x in failures:
+            state = state.inject(x.to_fault(f))
+        a = Analysis(f, Observation.from_state(state), self.jobs, healthy=self.healthy)
+        lost = tuple(sorted(set(a.jobs_lost()) - self._base_lost))
+        ratios = [a.job_busbw_ratio(j) for j in self.jobs]
+        s_vals = []
+        for s in f.servers.tolist():
+            h = self.healthy.storage_gbps(s)
+            if h and a.up[s]:
+                s_vals.append(a.storage_gbps(s) / h)
+        reasons = tuple(
+            f"{v.name}: {v.reasons[0]}" for v in a.verdicts if v.lost and v.name in lost
+        )[:6]
+        bis = None
+        if self.bisection and f.n_sus >= 2:
+            base = self.healthy.bisection_gbps
+            bis = a.bisection_gbps / base if base else 0.0
+        return CaseResult(
+            tuple(failures),
+            a.gpu_pairs_disconnected(pxn=True),
+            a.gpu_pairs_disconnected(),
+            lost,
+            a.leaf_uplink_ratio(),
+            min(ratios, default=1.0),
+            min(s_vals, default=1.0),
+            True,
+            bis,
+            reasons,
+        )

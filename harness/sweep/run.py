@@ -1,0 +1,231 @@
+"""Run a failure sweep: enumerate cases, evaluate them (locally, in processes or on
+a Dask cluster), and summarize.  Pure apart from the executors it is handed.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections.abc import Callable
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+
+from harness.fabric.model import Fabric
+from harness.faults import Fault
+from harness.faults import FaultState
+from harness.jobs import Job
+from harness.jobs import JobSpec
+from harness.jobs import resolve_jobs
+from harness.sweep.cases import DEFAULT_CATEGORIES
+from harness.sweep.cases import sampled_pairs
+from harness.sweep.cases import single_failures
+from harness.sweep.cases import switch_pairs
+from harness.sweep.engine import CaseEvaluator
+from harness.sweep.engine import CaseResult
+from harness.sweep.engine import Failure
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSpec:
+    """Everything a worker needs to rebuild the evaluator (picklable)."""
+
+    fabric: Fabric | str  # a Fabric, or a preset name / fabric file path
+    jobs: tuple[JobSpec, ...] = ()
+    state: tuple[Fault, ...] = ()
+    categories: tuple[str, ...] = DEFAULT_CATEGORIES
+    depth: int = 1
+    pair_sample: int = 1000
+    seed: int = 0
+    bisection: bool = False
+    fabric_params: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    fabric: Fabric
+    spec: SweepSpec
+    cases: tuple[CaseResult, ...]
+    sampled_pairs: int
+    seconds: float
+    exact_cases: int
+    jobs: tuple[Job, ...] = field(default=())
+
+    @property
+    def disconnecting(self) -> int:
+        """Cases that disconnect at least one GPU pair (PXN allowed)."""
+        return sum(1 for c in self.cases if c.pairs_disconnected > 0)
+
+    @property
+    def job_losing(self) -> int:
+        return sum(1 for c in self.cases if c.jobs_lost)
+
+    def ranked(self) -> list[CaseResult]:
+        return sorted(
+            self.cases,
+            key=lambda c: (
+                -len(c.jobs_lost),
+                -c.pairs_disconnected,
+                c.min_busbw_ratio,
+                c.leaf_uplink_ratio,
+                c.storage_ratio,
+            ),
+        )
+
+    def by_category(self) -> dict[str, tuple[int, int, int]]:
+        """Category -> (cases, disconnecting, job-losing)."""
+        out: dict[str, list[int]] = {}
+        for c in self.cases:
+            row = out.setdefault(c.category(self.fabric), [0, 0, 0])
+            row[0] += 1
+            row[1] += c.pairs_disconnected > 0
+            row[2] += bool(c.jobs_lost)
+        return {k: (v[0], v[1], v[2]) for k, v in out.items()}
+
+
+def build_fabric_for(spec: SweepSpec) -> Fabric:
+    if isinstance(spec.fabric, Fabric):
+        return spec.fabric
+    return _fabric_by_name(spec.fabric, spec.fabric_params)
+
+
+@functools.lru_cache(maxsize=4)
+def _fabric_by_name(name: str, params: tuple[tuple[str, Any], ...]) -> Fabric:
+    from pathlib import Path
+
+    from harness.fabric.presets import PRESETS
+    from harness.fabric.presets import preset
+
+    if name in PRESETS:
+        return preset(name, **dict(params))
+    from harness.fabric.fabric_file import load_fabric_file
+
+    return load_fabric_file(Path(name), overrides=dict(params))
+
+
+def enumerate_cases(fabric: Fabric, spec: SweepSpec) -> tuple[list[tuple[Failure, ...]], int]:
+    """The cases of a sweep and how many of them are sampled pairs."""
+    singles = single_failures(fabric, spec.categories)
+    cases: list[tuple[Failure, ...]] = [(x,) for x in singles]
+    sampled = 0
+    if spec.depth >= 2:
+        cases.extend(switch_pairs(fabric))
+        pairs = sampled_pairs(singles, spec.pair_sample, spec.seed)
+        sampled = len(pairs)
+        cases.extend(pairs)
+    return cases, sampled
+
+
+@functools.lru_cache(maxsize=2)
+def _evaluator(spec: SweepSpec) -> tuple[CaseEvaluator, list[tuple[Failure, ...]]]:
+    fabric = build_fabric_for(spec)
+    jobs = resolve_jobs(spec.jobs, fabric)
+    state = FaultState.healthy(fabric)
+    for fault in spec.state:
+        state = state.inject(fault)
+    ev = CaseEvaluator(fabric, jobs, state, bisection=spec.bisection)
+    ev.prepare()
+    cases, _ = enumerate_cases(fabric, spec)
+    return ev, cases
+
+
+def evaluate_shard(spec: SweepSpec, start: int, stop: int) -> tuple[list[CaseResult], int]:
+    """Evaluate cases[start:stop] (runs in a worker process or on a Dask worker)."""
+    ev, cases = _evaluator(spec)
+    before = ev.exact_cases
+    out = [ev.evaluate(c) for c in cases[start:stop]]
+    return out, ev.exact_cases - before
+
+
+def _shards(n: int, parts: int) -> list[tuple[int, int]]:
+    size = max(1, math.ceil(n / max(parts, 1)))
+    return [(i, min(i + size, n)) for i in range(0, n, size)]
+
+
+def run_sweep(
+    spec: SweepSpec,
+    *,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: Progress | None = None,
+) -> SweepResult:
+    """Run a sweep locally (``workers`` processes) or on a Dask cluster (``scheduler``)."""
+    start = time.perf_counter()
+    fabric = build_fabric_for(spec)
+    cases, sampled = enumerate_cases(fabric, spec)
+    jobs = resolve_jobs(spec.jobs, fabric)
+    total = len(cases)
+    results: list[CaseResult] = []
+    exact = 0
+    if scheduler is None and workers <= 1:
+        ev, _ = _evaluator(spec)
+        before = ev.exact_cases
+        step = max(1, total // 100)
+        for i, c in enumerate(cases):
+            results.append(ev.evaluate(c))
+            if progress and (i % step == 0 or i == total - 1):
+                progress(i + 1, total)
+        exact = ev.exact_cases - before
+    else:
+        shards = _shards(total, (workers if scheduler is None else 8) * 4)
+        done = 0
+        if scheduler is not None:
+            from distributed import Client
+
+            with Client(scheduler) as client:
+                futures = client.map(
+                    evaluate_shard, [spec] * len(shards), [a for a, _ in shards],
+                    [b for _, b in shards], pure=False,
+                )  # fmt: skip
+                parts = []
+                for fut in futures:
+                    part, n_exact = fut.result()
+                    parts.append(part)
+                    exact += n_exact
+                    done += len(part)
+                    if progress:
+                        progress(done, total)
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                futs = [pool.submit(evaluate_shard, spec, a, b) for a, b in shards]
+                parts = []
+                for fut in futs:
+                    part, n_exact = fut.result()
+                    parts.append(part)
+                    exact += n_exact
+                    done += len(part)
+                    if progress:
+                        progress(done, total)
+        for part in parts:
+            results.extend(part)
+    return SweepResult(
+        fabric, spec, tuple(results), sampled, time.perf_counter() - start, exact, jobs
+    )
+
+
+def sweep(
+    fabric: Fabric,
+    jobs: Sequence[JobSpec] = (JobSpec(per_su=True),),
+    *,
+    elements: Sequence[str] = DEFAULT_CATEGORIES,
+    depth: int = 1,
+    state: Sequence[Fault] = (),
+    bisection: bool = False,
+    pair_sample: int = 1000,
+    seed: int = 0,
+) -> SweepResult:
+    """Python API: sweep single (and with ``depth=2`` paired) failures of a fabric.
+
+    >>> from harness.fabric import preset
+    >>> r = sweep(preset("seed-a800"), elements=["switches"])
+    >>> len(r.cases), r.job_losing, r.disconnecting
+    (60, 40, 0)
+    """
+    spec = SweepSpec(fabric, tuple(jobs), tuple(state), tuple(elements), depth, pair_sample,
+                     seed, bisection)  # fmt: skip
+    return run_sweep(spec)
