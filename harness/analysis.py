@@ -101,6 +101,7 @@ class Analysis:
         self._healthy = healthy
         self._parts_cache: dict[tuple[int, Kind], list[int]] = {}
         self._groups_cache: dict[tuple[str, int], list[list[int]]] = {}
+        self._busbw_cache: dict[str, float] = {}
 
     # -- the healthy reference ------------------------------------------------
     @cached_property
@@ -689,28 +690,44 @@ class Analysis:
                 out[int(f.link_a_port[link])] = f.other_end(link, nic)
         return out
 
+    @cached_property
+    def nic_rates(self) -> npt.NDArray[np.float64]:
+        """Per element: usable rate of a rail NIC in GB/s (live ports, PCIe path); 0 else."""
+        f = self.fabric
+        n = f.n_elements
+        acc = self._links_by_kind[LinkKind.ACCESS]
+        ok = self.switch_component[f.link_b[acc]] >= 0
+        ports = np.bincount(f.link_a[acc], weights=self.cap[acc] * ok, minlength=n)
+        pcie = self._links_by_kind[LinkKind.PCIE]
+        a, b = f.link_a[pcie], f.link_b[pcie]
+        from_gpu = f.kind[a] == int(Kind.GPU)
+        gpu_side = np.bincount(
+            b[from_gpu], weights=self.cap[pcie][from_gpu] * self.up[a[from_gpu]], minlength=n
+        )
+        from_nic = f.kind[a] == int(Kind.NIC)
+        nic_pcie = np.zeros(n)
+        nic_pcie[a[from_nic]] = self.cap[pcie][from_nic] * self.up[b[from_nic]]
+        gpu_of_nic = np.zeros(n)
+        gpu_of_nic[a[from_nic]] = gpu_side[b[from_nic]]
+        rate = np.minimum(np.minimum(ports, nic_pcie), gpu_of_nic) / 8.0
+        rate = np.where((f.kind == int(Kind.NIC)) & self.up, rate, 0.0)
+        rate.flags.writeable = False
+        return rate
+
     def _nic_rate_gbs(self, nic: int) -> float:
         """A NIC's usable rate (GB/s): live ports, limited by its PCIe path."""
+        return float(self.nic_rates[nic])
+
+    @cached_property
+    def nvlink_rates(self) -> npt.NDArray[np.float64]:
+        """Per element: bidirectional NVLink GB/s of a GPU through live NVSwitches."""
         f = self.fabric
-        if not self.up[nic]:
-            return 0.0
-        ports = 0.0
-        pcie = []
-        for link in f.links_at(nic).tolist():
-            kind = f.link_kind[link]
-            if kind == int(LinkKind.ACCESS):
-                leaf = f.other_end(link, nic)
-                if self.switch_component[leaf] >= 0:
-                    ports += float(self.cap[link])
-            elif kind == int(LinkKind.PCIE):
-                sw = f.other_end(link, nic)
-                pcie.append(float(self.cap[link]))
-                gpu_side = sum(
-                    float(self.cap[l2]) for g, l2 in self._adj(sw)
-                    if f.kind[g] == int(Kind.GPU) and self.up[g]
-                )  # fmt: skip
-                pcie.append(gpu_side)
-        return min([ports, *pcie]) / 8.0
+        nv = self._links_by_kind[LinkKind.NVLINK]
+        a, b = f.link_a[nv], f.link_b[nv]
+        total = np.bincount(a, weights=self.cap[nv] * self.up[b], minlength=f.n_elements)
+        rate = np.where(self.up, total / 8.0 * 2, 0.0)
+        rate.flags.writeable = False
+        return rate
 
     @cached_property
     def _flows(self) -> tuple[dict[int, int], dict[int, int], dict[int, int], dict[int, int]]:
@@ -763,6 +780,12 @@ class Analysis:
 
     def job_busbw_gbs(self, job: Job) -> float:
         """Ring all-reduce bus bandwidth estimate of a job (GB/s); 0 when lost."""
+        got = self._busbw_cache.get(job.name)
+        if got is None:
+            got = self._busbw_cache[job.name] = self._job_busbw(job)
+        return got
+
+    def _job_busbw(self, job: Job) -> float:
         verdict = self.verdicts[self.jobs.index(job)]
         if verdict.lost:
             return 0.0
@@ -814,14 +837,7 @@ class Analysis:
     # -- capacity ----------------------------------------------------------------
     def nvlink_gbs(self, gpu: int) -> float:
         """Bidirectional NVLink bandwidth of one GPU (GB/s) through live NVSwitches."""
-        f = self.fabric
-        if not self.up[gpu]:
-            return 0.0
-        total = 0.0
-        for sw, link in self._adj(gpu):
-            if f.kind[sw] == int(Kind.NVSWITCH) and self.up[sw]:
-                total += float(self.cap[link])
-        return total / 8.0 * 2
+        return float(self.nvlink_rates[gpu])
 
     def node_nic_gbs(self, server: int) -> float:
         if not self.up[server]:
