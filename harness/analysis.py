@@ -376,12 +376,10 @@ class Analysis:
         for g in f.gpus.tolist():
             for c in sigs[g]:
                 servers_of[c].add(int(f.parent[g]))
-        count = 0
-        for g in f.gpus.tolist():
-            me = int(f.parent[g])
-            if not any(servers_of[c] - {me} for c in sigs[g]):
-                count += 1
-        return count
+        # a GPU's own server is in servers_of[c] for each c it reaches, so it is
+        # isolated iff each of its components touches no other server
+        spread = {c: len(v) for c, v in servers_of.items()}
+        return sum(1 for g in f.gpus.tolist() if all(spread[c] <= 1 for c in sigs[g]))
 
     def islands(self, *, pxn: bool = False) -> list[Island]:
         """NIC islands: groups of live NICs that can exchange traffic."""
