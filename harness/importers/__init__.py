@@ -1,0 +1,132 @@
+"""Importers and exporters: fabrics from real dumps, and fabrics out to other tools.
+
+==================  ==========================================  =======================
+format              reads                                       writes
+==================  ==========================================  =======================
+ibnetdiscover       ``ibnetdiscover`` output, ibsim net files   :func:`to_ibsim_net`
+simai               SimAI ns-3 topology files                   --
+containerlab        ``*.clab.yml``                              :func:`to_containerlab`
+nvidia-smi          ``nvidia-smi topo -m`` (one server)         --
+nccl-topo           NCCL topology XML (one server)              --
+graphml             --                                          :func:`to_graphml`
+==================  ==========================================  =======================
+
+:func:`load_dump` reads any of them, sniffing the format when it is not given.
+:func:`~harness.importers.audit.diff_fabrics` compares an imported fabric with
+its design.  Inference rules: ``docs/importers.md``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+from typing import Literal
+from typing import get_args
+
+from harness.errors import Problem
+from harness.errors import ScenarioError
+from harness.fabric.model import Fabric
+from harness.importers._common import InferenceRules
+from harness.importers._common import notes_of
+from harness.importers._common import read_text
+from harness.importers.audit import AuditReport
+from harness.importers.audit import diff_fabrics
+from harness.importers.containerlab import load_containerlab
+from harness.importers.containerlab import to_containerlab
+from harness.importers.graphml import to_graphml
+from harness.importers.ibnetdiscover import load_ibnetdiscover
+from harness.importers.ibnetdiscover import parse_ibnetdiscover
+from harness.importers.ibnetdiscover import to_ibsim_net
+from harness.importers.nccl import load_nccl_topo
+from harness.importers.node import NodeTopology
+from harness.importers.node import fabric_from_node
+from harness.importers.nvsmi import load_nvidia_smi_topo
+from harness.importers.simai import load_simai
+from harness.importers.simai import simai_ids
+
+DumpFormat = Literal["ibnetdiscover", "simai", "containerlab", "nvidia-smi", "nccl-topo"]
+FORMATS: tuple[str, ...] = get_args(DumpFormat)
+
+__all__ = [
+    "FORMATS",
+    "AuditReport",
+    "DumpFormat",
+    "InferenceRules",
+    "NodeTopology",
+    "diff_fabrics",
+    "fabric_from_node",
+    "load_containerlab",
+    "load_dump",
+    "load_ibnetdiscover",
+    "load_nccl_topo",
+    "load_nvidia_smi_topo",
+    "load_simai",
+    "notes_of",
+    "parse_ibnetdiscover",
+    "simai_ids",
+    "sniff_format",
+    "to_containerlab",
+    "to_graphml",
+    "to_ibsim_net",
+]
+
+_IB_HEADER = re.compile(r'^(Switch|Hca|Ca)\s+\d+\s+"[^"]+"', re.MULTILINE)
+
+
+def sniff_format(path: str | Path, text: str | None = None) -> DumpFormat | None:
+    """Guess a dump's format from its name and content; None when unsure."""
+    p = str(path)
+    if text is None:
+        text = read_text(p, "dump")
+    name = Path(p).name.lower()
+    head = text.lstrip()[:4096]
+    if name.endswith((".clab.yml", ".clab.yaml")):
+        return "containerlab"
+    if head.startswith("<?xml") or head.startswith("<system"):
+        return "nccl-topo" if "<system" in head else None
+    if _IB_HEADER.search(text):
+        return "ibnetdiscover"
+    if re.search(r"^\s*(\x1b\[[0-9;]*m)?\s*GPU0\b", text, re.MULTILINE) and "Legend" in text:
+        return "nvidia-smi"
+    lines = [ln.split() for ln in text.splitlines()[:2]]
+    if (len(lines) == 2 and len(lines[0]) in (5, 6) and all(t.isdigit() for t in lines[0][:5])
+            and lines[1] and all(t.isdigit() for t in lines[1])):  # fmt: skip
+        return "simai"
+    if re.search(r"^topology:\s*$", text, re.MULTILINE) and re.search(r"^\s+nodes:", text, re.M):
+        return "containerlab"
+    return None
+
+
+def load_dump(
+    path: str | Path, fmt: str | None = None, *, rules: InferenceRules | None = None
+) -> Fabric:
+    """Read a network dump (or a one-server topology) into a :class:`Fabric`.
+
+    ``fmt`` is one of :data:`FORMATS`; when None it is sniffed from the file.
+    Raises :class:`ScenarioError` naming the file when the format is unknown
+    or cannot be told, or when the file is malformed.
+    """
+    p = str(path)
+    if fmt is None:
+        fmt = sniff_format(p)
+        if fmt is None:
+            msg = (
+                "cannot tell the format of this file; pass fmt= one of "
+                f"{', '.join(FORMATS)} (e.g. harness audit --format ibnetdiscover)"
+            )
+            raise ScenarioError(Problem(msg, path=p, line=1))
+    if fmt not in FORMATS:
+        near = difflib.get_close_matches(fmt, FORMATS, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        msg = f"unknown dump format {fmt!r}{hint} (known: {', '.join(FORMATS)})"
+        raise ScenarioError(Problem(msg, path=p))
+    if fmt == "ibnetdiscover":
+        return load_ibnetdiscover(p, rules)
+    if fmt == "simai":
+        return load_simai(p)
+    if fmt == "containerlab":
+        return load_containerlab(p, rules)
+    if fmt == "nvidia-smi":
+        return fabric_from_node(load_nvidia_smi_topo(p), name=Path(p).stem)
+    return fabric_from_node(load_nccl_topo(p), name=Path(p).stem)

@@ -1,0 +1,633 @@
+"""Shared inference for the network importers (core layer: pure, no I/O).
+
+Every network format (ibnetdiscover, containerlab, SimAI) is first read into a
+:class:`RawNetwork` -- switches, host NICs and cables as the file states them --
+and :func:`build_network` turns that into a :class:`~harness.fabric.Fabric`
+with the rules documented in ``docs/importers.md``:
+
+* a switch's role comes from :attr:`InferenceRules.roles`, then from a role the
+  file states, then from its name (:attr:`InferenceRules.core_pattern`,
+  ``spine_pattern``, ``leaf_pattern``, tried in that order), then from the
+  structure: a switch with a host NIC attached is a leaf, a switch attached to a
+  leaf is a spine, anything further up is a core;
+* NICs are grouped into servers by the host part of their description and get
+  their rail from the device index (``mlx5_3`` -> index 3), ranked over all the
+  indices seen in the dump; a leaf's rail is the majority rail of its NICs;
+* SUs are the connected groups of leaves that share hosts (or come from a name
+  pattern when :attr:`InferenceRules.su_pattern` is set).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from collections.abc import Iterable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
+from types import MappingProxyType
+from typing import Literal
+
+from harness.errors import FabricDesignError
+from harness.errors import Problem
+from harness.errors import ScenarioError
+from harness.fabric.builder import FabricBuilder
+from harness.fabric.model import Fabric
+from harness.fabric.model import Kind
+from harness.fabric.model import LinkKind
+from harness.fabric.nodes import NodeTemplate
+from harness.fabric.nodes import node_template
+
+Role = Literal["leaf", "spine", "core"]
+ROLES: tuple[Role, ...] = ("leaf", "spine", "core")
+ROLE_KIND: dict[str, Kind] = {"leaf": Kind.LEAF, "spine": Kind.SPINE, "core": Kind.CORE}
+_TIER: dict[str, int] = {"leaf": 1, "spine": 2, "core": 3}
+
+# Nominal per-lane rates (Gb/s) as InfiniBand speeds are marketed: 4xHDR = 200 Gb/s.
+IB_LANE_GBPS: dict[str, float] = {
+    "SDR": 2.5,
+    "DDR": 5.0,
+    "QDR": 10.0,
+    "FDR10": 10.0,
+    "FDR": 14.0,
+    "EDR": 25.0,
+    "HDR": 50.0,
+    "NDR": 100.0,
+    "XDR": 200.0,
+}
+IB_WIDTHS: tuple[int, ...] = (1, 2, 4, 8, 12)
+_RATE_RE = re.compile(r"\b(1|2|4|8|12)x(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR)\b")
+
+DEFAULT_HCA_PATTERN = r"^(?P<host>.+?)[\s/]+(?:mlx\d+_|nic|ib)(?P<index>\d+)$"
+
+
+def ib_rate(text: str) -> tuple[int, str, float] | None:
+    """The last ``<width>x<speed>`` in ``text`` as (lanes, speed, Gb/s), or None."""
+    found = _RATE_RE.findall(text)
+    if not found:
+        return None
+    width, speed = found[-1]
+    return int(width), speed, int(width) * IB_LANE_GBPS[speed]
+
+
+def ib_rate_name(gbps: float) -> str:
+    """The InfiniBand ``<width>x<speed>`` whose nominal rate is ``gbps`` (4x preferred)."""
+    for width in (4, 1, 2, 8, 12):
+        for speed, lane in IB_LANE_GBPS.items():
+            if speed != "FDR10" and abs(width * lane - gbps) < 1e-6:
+                return f"{width}x{speed}"
+    known = ", ".join(f"4x{s}={4 * g:g}" for s, g in IB_LANE_GBPS.items() if s != "FDR10")
+    msg = (
+        f"{gbps:g} Gb/s is no InfiniBand width x speed ({known}, or 1x/2x/8x/12x of them); "
+        "give the cable a capacity InfiniBand can run at"
+    )
+    raise FabricDesignError(msg)
+
+
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key that orders ``node2`` before ``node10``."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part
+    )
+
+
+def clean_id(text: str) -> str:
+    """An element id made from free text: whitespace and ``:`` become ``_``."""
+    out = re.sub(r"[\s:]+", "_", text.strip())
+    return out.replace("--", "-") or "unnamed"
+
+
+def _compile(name: str, pattern: str | None) -> re.Pattern[str] | None:
+    if pattern is None:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as err:
+        msg = f"InferenceRules.{name}: bad regular expression {pattern!r}: {err}; fix the pattern"
+        raise ScenarioError(msg) from None
+
+
+@dataclass(frozen=True, slots=True)
+class InferenceRules:
+    """How an importer turns names and wiring into roles, rails and SUs.
+
+    Every field has a default that fits rail-optimized fabrics named the usual
+    way; override what does not fit your naming.  ``roles`` and ``rails`` are
+    explicit maps that win over every pattern.
+
+    For example::
+
+        InferenceRules(roles={"ib-sw-07": "spine"}, rails={0: 0, 3: 1, 4: 2, 5: 3})
+    """
+
+    hca_pattern: str = DEFAULT_HCA_PATTERN
+    """Regex over an HCA's node description; group ``host`` names the server,
+    optional group ``index`` the device index (``mlx5_3`` -> 3)."""
+    leaf_pattern: str | None = r"(?i)leaf|\btor|asw"
+    spine_pattern: str | None = r"(?i)spine|\bagg|psw"
+    core_pattern: str | None = r"(?i)core|super-?spine|dsw"
+    host_pattern: str | None = r"(?i)client|host|server|node|gpu|hca"
+    """containerlab only: node names that are servers even when their kind is a NOS."""
+    roles: Mapping[str, str] = field(default_factory=dict)
+    """Switch description or id -> ``leaf``, ``spine`` or ``core``."""
+    rails: Mapping[int, int] = field(default_factory=dict)
+    """HCA device index -> rail (default: rank of the index among all indices seen)."""
+    su_pattern: str | None = None
+    """Regex with group ``su`` over host and leaf names; None: SUs from the wiring."""
+    node_template: NodeTemplate | None = None
+    """Template for every server; None: a generic one sized to what was seen."""
+    default_gbps: float = 200.0
+    """Capacity of a cable whose rate the file does not state."""
+
+    def __post_init__(self) -> None:
+        for name in ("hca_pattern", "leaf_pattern", "spine_pattern", "core_pattern",
+                     "host_pattern", "su_pattern"):  # fmt: skip
+            _compile(name, getattr(self, name))
+        bad = sorted(v for v in self.roles.values() if v not in ROLES)
+        if bad:
+            msg = f"InferenceRules.roles: unknown role(s) {', '.join(bad)}; use leaf, spine or core"
+            raise ScenarioError(msg)
+        if self.su_pattern is not None and "(?P<su>" not in self.su_pattern:
+            msg = "InferenceRules.su_pattern needs a named group (?P<su>...)"
+            raise ScenarioError(msg)
+        if "(?P<host>" not in self.hca_pattern:
+            msg = "InferenceRules.hca_pattern needs a named group (?P<host>...)"
+            raise ScenarioError(msg)
+        object.__setattr__(self, "roles", MappingProxyType(dict(self.roles)))
+        object.__setattr__(self, "rails", MappingProxyType(dict(self.rails)))
+
+    def role_by_name(self, name: str) -> Role | None:
+        for role, pattern in (("core", self.core_pattern), ("spine", self.spine_pattern),
+                              ("leaf", self.leaf_pattern)):  # fmt: skip
+            rx = _compile(role, pattern)
+            if rx is not None and rx.search(name):
+                return role  # type: ignore[return-value]
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class RawSwitch:
+    """A switch as a file states it."""
+
+    key: str  # unique within the file
+    desc: str  # its name / node description
+    ports: int  # radix (0: unknown)
+    line: int = 0
+    role: Role | None = None  # stated by the file (labels)
+    eid: str | None = None  # element id stated by the file
+    su: int | None = None
+    rail: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RawNic:
+    """A host NIC (an HCA) as a file states it."""
+
+    key: str
+    desc: str
+    ports: int
+    line: int = 0
+    host: str | None = None  # server name, when the file states it
+    index: int | None = None  # device index, when the file states it
+
+
+@dataclass(frozen=True, slots=True)
+class RawCable:
+    """A cable between two ports, each end a switch or NIC key."""
+
+    a: str
+    a_port: int
+    b: str
+    b_port: int
+    gbps: float | None = None
+    lanes: int = 1
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RawNetwork:
+    """What a network file says, before any inference."""
+
+    path: str
+    fmt: str
+    switches: tuple[RawSwitch, ...]
+    nics: tuple[RawNic, ...]
+    cables: tuple[RawCable, ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Host:
+    hid: str
+    nics: tuple[tuple[str, int], ...]  # (nic key, rail)
+
+
+def generic_node_template(rails: int, nic_ports: int, nic_gbps: float) -> NodeTemplate:
+    """The template given to a server the dump says nothing about but its NICs.
+
+    It is the A800 body (NVSwitches, CPUs, PCIe Gen4) with ``rails`` rail NICs:
+    8 GPUs when ``rails`` divides 8, else one GPU per NIC; no storage NICs.
+    """
+    rails = max(rails, 1)
+    if 8 % rails == 0:
+        gpus, pcie = 8, min(rails, 4)
+    else:
+        gpus, pcie = rails, rails
+    return node_template("a800").with_overrides(
+        model=f"generic-{rails}nic",
+        gpus=gpus,
+        pcie_switches=pcie,
+        rails=rails,
+        nic_ports=max(nic_ports, 1),
+        nic_gbps=nic_gbps,
+        storage_nics=0,
+    )
+
+
+def _trailing_int(text: str) -> int | None:
+    m = re.search(r"(\d+)\D*$", text)
+    return int(m.group(1)) if m else None
+
+
+def _problem(net: RawNetwork, line: int, message: str) -> ScenarioError:
+    return ScenarioError(Problem(message, path=net.path, line=line))
+
+
+def _hosts(net: RawNetwork, rules: InferenceRules) -> tuple[dict[str, _Host], list[str]]:
+    """Group NICs into hosts and give each NIC its rail."""
+    notes: list[str] = []
+    rx = re.compile(rules.hca_pattern)
+    parsed: list[tuple[RawNic, str, int | None]] = []
+    for nic in net.nics:
+        if nic.host is not None:
+            parsed.append((nic, nic.host, nic.index))
+            continue
+        m = rx.match(nic.desc.strip())
+        if m:
+            idx = m.groupdict().get("index")
+            parsed.append((nic, m.group("host"), int(idx) if idx is not None else None))
+        else:
+            parsed.append((nic, nic.desc.strip(), None))
+    # unindexed NICs whose description is shared (e.g. the vendor default) are one host each
+    plain = Counter(host for nic, host, idx in parsed if idx is None and nic.host is None)
+    indices = sorted({idx for _, _, idx in parsed if idx is not None})
+    rank = {idx: rules.rails.get(idx, r) for r, idx in enumerate(indices)}
+    by_host: dict[str, list[tuple[RawNic, int | None]]] = {}
+    for nic, host, idx in parsed:
+        hid = host
+        if idx is None and nic.host is None and plain[host] > 1:
+            hid = nic.key
+            if not notes or "share the description" not in notes[-1]:
+                notes.append(
+                    f"HCAs share the description {host!r}; each is taken as its own host "
+                    "(set node descriptions to 'hostname mlx5_N' to group them)"
+                )
+        by_host.setdefault(clean_id(hid), []).append((nic, idx))
+    hosts: dict[str, _Host] = {}
+    for hid, members in by_host.items():
+        taken: dict[int, RawNic] = {}
+        out: list[tuple[str, int]] = []
+        unindexed = sorted((n for n, i in members if i is None), key=lambda n: natural_key(n.desc))
+        for nic, idx in members:
+            if idx is None:
+                continue
+            rail = rank[idx]
+            if rail in taken:
+                msg = (
+                    f"HCA {nic.desc!r} and {taken[rail].desc!r} both map to host {hid!r} rail "
+                    f"{rail}; give the HCAs distinct node descriptions or set "
+                    "InferenceRules.rails / hca_pattern"
+                )
+                raise _problem(net, nic.line, msg)
+            taken[rail] = nic
+            out.append((nic.key, rail))
+        free = (r for r in range(len(members) + len(taken) + 1) if r not in taken)
+        for nic in unindexed:
+            rail = next(free)
+            taken[rail] = nic
+            out.append((nic.key, rail))
+        hosts[hid] = _Host(hid, tuple(sorted(out, key=lambda kr: kr[1])))
+    return hosts, notes
+
+
+def _roles(
+    net: RawNetwork,
+    rules: InferenceRules,
+    nic_keys: set[str],
+    adj: dict[str, set[str]],
+) -> tuple[dict[str, Role], list[str]]:
+    notes: list[str] = []
+    role: dict[str, Role] = {}
+    for sw in net.switches:
+        explicit = rules.roles.get(sw.key) or rules.roles.get(sw.desc)
+        if explicit is None and sw.eid is not None:
+            explicit = rules.roles.get(sw.eid)
+        if explicit is not None:
+            role[sw.key] = explicit  # type: ignore[assignment]
+        elif sw.role is not None:
+            role[sw.key] = sw.role
+        else:
+            by_name = rules.role_by_name(sw.desc)
+            if by_name is not None:
+                role[sw.key] = by_name
+    for sw in net.switches:
+        if sw.key not in role and adj[sw.key] & nic_keys:
+            role[sw.key] = "leaf"
+    leaves = {k for k, r in role.items() if r == "leaf"}
+    for sw in net.switches:
+        if sw.key not in role and adj[sw.key] & leaves:
+            role[sw.key] = "spine"
+    for sw in net.switches:
+        if sw.key not in role:
+            role[sw.key] = "core"
+            spines = {k for k, r in role.items() if r == "spine"}
+            if not adj[sw.key] & spines:
+                notes.append(
+                    f"switch {sw.desc!r} touches no host, leaf or spine; taken as a core "
+                    "(name it in InferenceRules.roles if that is wrong)"
+                )
+    for sw in net.switches:
+        if role[sw.key] != "leaf" and adj[sw.key] & nic_keys:
+            notes.append(f"{role[sw.key]} {sw.desc!r} has host NICs attached")
+    return role, notes
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.up: dict[str, str] = {}
+
+    def find(self, x: str) -> str:
+        self.up.setdefault(x, x)
+        while self.up[x] != x:
+            self.up[x] = self.up[self.up[x]]
+            x = self.up[x]
+        return x
+
+    def union(self, a: str, b: str) -> None:
+        self.up[self.find(a)] = self.find(b)
+
+
+def _width(n: int) -> int:
+    return max(2, len(str(n)))
+
+
+def build_network(
+    net: RawNetwork,
+    rules: InferenceRules,
+    *,
+    name: str,
+    host_ids: Literal["keep", "su-node"] = "keep",
+    templates: Mapping[str, NodeTemplate] | None = None,
+) -> tuple[Fabric, dict[str, str]]:
+    """Infer roles, rails and SUs and build the fabric.
+
+    Returns the fabric and a map from raw keys (switch and NIC keys, host
+    names) to element ids.  ``host_ids="su-node"`` names servers
+    ``suSS/nodeNN`` after inference instead of after the file.
+    """
+    notes = list(net.notes)
+    hosts, host_notes = _hosts(net, rules)
+    notes += host_notes
+    nic_host: dict[str, tuple[str, int]] = {}
+    for h in hosts.values():
+        for key, rail in h.nics:
+            nic_host[key] = (h.hid, rail)
+    sw_by_key = {s.key: s for s in net.switches}
+    nic_by_key = {n.key: n for n in net.nics}
+    adj: dict[str, set[str]] = {k: set() for k in (*sw_by_key, *nic_by_key)}
+    for c in net.cables:
+        adj[c.a].add(c.b)
+        adj[c.b].add(c.a)
+    role, role_notes = _roles(net, rules, set(nic_by_key), adj)
+    notes += role_notes
+
+    # SUs: leaves joined by the hosts they serve (or by name).
+    su_rx = _compile("su_pattern", rules.su_pattern)
+    leaves = [s for s in net.switches if role[s.key] == "leaf"]
+    host_leaves: dict[str, list[str]] = {h: [] for h in hosts}
+    for c in net.cables:
+        for end, other in ((c.a, c.b), (c.b, c.a)):
+            if end in nic_host and other in sw_by_key and role[other] == "leaf":
+                host_leaves[nic_host[end][0]].append(other)
+    su_of_host: dict[str, int] = {}
+    su_of_leaf: dict[str, int] = {}
+    if su_rx is not None:
+        for hid in hosts:
+            m = su_rx.search(hid)
+            su_of_host[hid] = int(m.group("su")) if m else 0
+        for sw in leaves:
+            m = su_rx.search(sw.desc)
+            if m:
+                su_of_leaf[sw.key] = int(m.group("su"))
+    else:
+        uf = _UnionFind()
+        for sw in leaves:
+            uf.find(sw.key)
+        for served in host_leaves.values():
+            for k in served[1:]:
+                uf.union(served[0], k)
+        groups: dict[str, list[str]] = {}
+        for sw in leaves:
+            groups.setdefault(uf.find(sw.key), []).append(sw.key)
+
+        def first_host(members: list[str]) -> tuple[int, tuple[tuple[int, int | str], ...]]:
+            hs = [h for h, lv in host_leaves.items() if set(lv) & set(members)]
+            if hs:
+                return 0, min(natural_key(h) for h in hs)
+            return 1, min(natural_key(sw_by_key[m].desc) for m in members)
+
+        for su, members in enumerate(sorted(groups.values(), key=first_host), start=1):
+            for k in members:
+                su_of_leaf[k] = su
+    for sw in leaves:
+        if sw.su is not None:
+            su_of_leaf[sw.key] = sw.su
+    for hid, served in host_leaves.items():
+        if hid not in su_of_host or su_of_host[hid] == 0:
+            votes = Counter(su_of_leaf[k] for k in served if k in su_of_leaf)
+            su_of_host[hid] = min(votes, key=lambda s: (-votes[s], s)) if votes else 0
+    for sw in leaves:
+        if sw.key not in su_of_leaf:
+            votes = Counter(su_of_host[nic_host[n][0]] for n in adj[sw.key] if n in nic_host)
+            su_of_leaf[sw.key] = min(votes, key=lambda s: (-votes[s], s)) if votes else 0
+
+    # Node numbers within each SU: the host name's trailing number when unique.
+    node_of_host: dict[str, int] = {}
+    per_su: dict[int, list[str]] = {}
+    for hid in hosts:
+        per_su.setdefault(su_of_host[hid], []).append(hid)
+    for members in per_su.values():
+        members.sort(key=natural_key)
+        nums = [_trailing_int(h) or 0 for h in members]
+        use_names = min(nums) >= 1 and len(set(nums)) == len(nums)
+        for i, hid in enumerate(members, start=1):
+            node_of_host[hid] = nums[i - 1] if use_names else i
+
+    # Leaf rails: stated, else the majority rail of the NICs attached.
+    rail_of_leaf: dict[str, int] = {}
+    for sw in leaves:
+        if sw.rail is not None:
+            rail_of_leaf[sw.key] = sw.rail
+            continue
+        votes = Counter(nic_host[n][1] for n in adj[sw.key] if n in nic_host)
+        rail_of_leaf[sw.key] = min(votes, key=lambda r: (-votes[r], r)) if votes else -1
+
+    # Element ids.
+    hw = _width(max(su_of_host.values(), default=1))
+    nw = _width(max(node_of_host.values(), default=1))
+    host_eid: dict[str, str] = {}
+    for hid in hosts:
+        if host_ids == "su-node":
+            host_eid[hid] = f"su{su_of_host[hid]:0{hw}d}/node{node_of_host[hid]:0{nw}d}"
+        else:
+            host_eid[hid] = hid
+    descs = Counter(clean_id(s.desc) for s in net.switches)
+    taken = set(host_eid.values())
+    sw_eid: dict[str, str] = {}
+    for sw in net.switches:
+        eid = sw.eid or clean_id(sw.desc)
+        if sw.eid is None and (descs[eid] > 1 or eid in taken):
+            eid = clean_id(sw.key)
+        if eid in taken:
+            msg = (
+                f"switch {sw.desc!r} would get the id {eid!r}, which is already taken; "
+                "give it a unique name"
+            )
+            raise _problem(net, sw.line, msg)
+        taken.add(eid)
+        sw_eid[sw.key] = eid
+
+    # Servers.
+    b = FabricBuilder()
+    idmap: dict[str, str] = {}
+    nic_index: dict[str, int] = {}
+    ports_of_nic = {n.key: n.ports for n in net.nics}
+    access_gbps: dict[str, float] = {}
+    for c in net.cables:
+        for nic in (c.a, c.b):
+            if nic in nic_host and c.gbps is not None:
+                hid = nic_host[nic][0]
+                access_gbps[hid] = max(access_gbps.get(hid, 0.0), c.gbps)
+    for hid in sorted(hosts, key=lambda h: (su_of_host[h], node_of_host[h], natural_key(h))):
+        h = hosts[hid]
+        rails = max(r for _, r in h.nics) + 1
+        tmpl = (templates or {}).get(hid) or rules.node_template
+        if tmpl is None:
+            used_ports = max(
+                [ports_of_nic[k] for k, _ in h.nics]
+                + [c.a_port for c in net.cables if c.a in dict(h.nics)]
+                + [c.b_port for c in net.cables if c.b in dict(h.nics)]
+            )
+            tmpl = generic_node_template(
+                rails, used_ports, access_gbps.get(hid, rules.default_gbps)
+            )
+        elif tmpl.spec.rails < rails:
+            msg = (
+                f"host {hid!r} has a NIC on rail {rails - 1} but the node template "
+                f"{tmpl.spec.model} has {tmpl.spec.rails} rails; use a template with more "
+                "rails or fix InferenceRules.rails"
+            )
+            raise _problem(net, nic_by_key[h.nics[-1][0]].line, msg)
+        eid = host_eid[hid]
+        _, nics, _ = b.add_server(eid, tmpl, su=su_of_host[hid], node=node_of_host[hid])
+        idmap[hid] = eid
+        for key, rail in h.nics:
+            nic_index[key] = nics[rail]
+            idmap[key] = b.ids[nics[rail]]
+
+    # Switches, lower tiers first.
+    sw_index: dict[str, int] = {}
+    max_port: Counter[str] = Counter()
+    for c in net.cables:
+        max_port[c.a] = max(max_port[c.a], c.a_port)
+        max_port[c.b] = max(max_port[c.b], c.b_port)
+    order = sorted(
+        net.switches,
+        key=lambda s: (_TIER[role[s.key]], su_of_leaf.get(s.key, 0),
+                       rail_of_leaf.get(s.key, -1), natural_key(sw_eid[s.key])),
+    )  # fmt: skip
+    for sw in order:
+        r = role[sw.key]
+        radix = max(sw.ports, max_port[sw.key])
+        sw_index[sw.key] = b.add(
+            sw_eid[sw.key],
+            ROLE_KIND[r],
+            su=su_of_leaf.get(sw.key, 0) if r == "leaf" else 0,
+            rail=rail_of_leaf.get(sw.key, -1) if r == "leaf" else -1,
+            ports=radix,
+        )
+        idmap[sw.key] = sw_eid[sw.key]
+
+    # Cables: access first, then up the tiers.
+    def tier_of(key: str) -> int:
+        return 0 if key in nic_host else _TIER[role[key]]
+
+    def index_of(key: str) -> int:
+        return nic_index[key] if key in nic_index else sw_index.get(key, -1)
+
+    cables = sorted(
+        net.cables,
+        key=lambda c: (min(tier_of(c.a), tier_of(c.b)), min(index_of(c.a), index_of(c.b)),
+                       max(index_of(c.a), index_of(c.b)), c.line),
+    )  # fmt: skip
+
+    same_tier = 0
+    for c in cables:
+        a, ap, bb, bp = c.a, c.a_port, c.b, c.b_port
+        if tier_of(a) > tier_of(bb):
+            a, ap, bb, bp = bb, bp, a, ap
+        gbps = c.gbps if c.gbps is not None else rules.default_gbps
+        ta, tb = tier_of(a), tier_of(bb)
+        if ta == 0 and tb == 0:
+            notes.append(f"back-to-back HCA cable {a}[{ap}]--{bb}[{bp}] is not modelled")
+            continue
+        if ta == 0:
+            kind = LinkKind.ACCESS
+            ia = nic_index[a]
+        else:
+            kind = LinkKind.LEAF_SPINE if ta == 1 else LinkKind.SPINE_CORE
+            ia = sw_index[a]
+            if ta == tb:
+                same_tier += 1
+        try:
+            b.link(ia, sw_index[bb], kind, gbps, lanes=c.lanes, a_port=ap, b_port=bp)
+        except FabricDesignError as err:
+            raise _problem(net, c.line, f"{err}") from None
+    if same_tier:
+        notes.append(
+            f"{same_tier} cable(s) join two switches of the same tier; they are recorded as "
+            "leaf-spine (between leaves) or spine-core (between spines or cores)"
+        )
+    unknown = sum(1 for c in net.cables if c.gbps is None)
+    if unknown:
+        notes.append(
+            f"{unknown} cable(s) state no rate; given {rules.default_gbps:g} Gb/s "
+            "(InferenceRules.default_gbps)"
+        )
+    tiers = 3 if any(r == "core" for r in role.values()) else 2
+    fabric = b.build(name, tiers=tiers, params={"importer": net.fmt, "source": net.path})
+    meta = (("format", net.fmt), ("source", net.path), *(("note", n) for n in notes))
+    return dataclasses.replace(fabric, meta=meta), idmap
+
+
+def notes_of(fabric: Fabric) -> tuple[str, ...]:
+    """The notes an importer left on a fabric (what it guessed or skipped)."""
+    return tuple(v for k, v in fabric.meta if k == "note")
+
+
+def read_text(path: str, what: str) -> str:
+    """Read a dump as text, turning I/O problems into a :class:`ScenarioError`."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError as err:
+        msg = f"cannot read the {what} file: {err.strerror}; check the path"
+        raise ScenarioError(Problem(msg, path=path)) from None
+
+
+def unique(items: Iterable[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for it in items:
+        seen.setdefault(it, None)
+    return list(seen)

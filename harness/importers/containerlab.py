@@ -1,0 +1,325 @@
+"""containerlab topology files (``*.clab.yml``): import and export (edge layer).
+
+Import: every node under ``topology.nodes`` is a server or a switch.  A node is
+a server when its ``harness.role`` label says so, or when its name matches no
+switch pattern and either its kind is a host kind (``linux``, ``host``...) or
+its name matches :attr:`InferenceRules.host_pattern`.  Each linked interface of
+a server is a one-port NIC (``eth1`` -> device index 1, ranked into rails).
+Switch roles follow the shared rules (labels, names such as ``leaf1``,
+``spine1``, ``superspine1``, then the wiring).  Port numbers are the trailing
+number of the interface name (``e1-3`` -> 3, ``eth12`` -> 12).  Links carry no
+rate unless a ``vars: {gbps: ...}`` entry gives one.
+
+Export: :func:`to_containerlab` writes servers as ``linux`` nodes and switches
+as ``linux`` (or a chosen kind), one link per compute cable, and labels every
+node with its harness id, role, SU and rail so that importing the file gives
+the same fabric back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.errors import FabricDesignError
+from harness.errors import Problem
+from harness.errors import ScenarioError
+from harness.fabric.model import COMPUTE_CABLE_KINDS
+from harness.fabric.model import COMPUTE_SWITCH_KINDS
+from harness.fabric.model import Fabric
+from harness.fabric.model import Kind
+from harness.importers._common import InferenceRules
+from harness.importers._common import RawCable
+from harness.importers._common import RawNetwork
+from harness.importers._common import RawNic
+from harness.importers._common import RawSwitch
+from harness.importers._common import build_network
+from harness.importers._common import read_text
+
+HOST_KINDS = frozenset({"linux", "host", "generic_vm", "k8s-kind", "ext-container"})
+SKIP_ENDPOINT_NODES = frozenset({"host", "mgmt-net", "macvlan", "bridge", "ovs-bridge"})
+INTERFACE_FORMATS: dict[str, str] = {
+    "linux": "eth{port}",
+    "srl": "e1-{port}",
+    "nokia_srlinux": "e1-{port}",
+    "ceos": "eth{port}",
+    "arista_ceos": "eth{port}",
+    "sonic-vs": "eth{port}",
+    "cvx": "swp{port}",
+    "cumulus_cvx": "swp{port}",
+}
+DEFAULT_IMAGE = "ghcr.io/hellt/network-multitool"
+_NODE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_ROLE_LABELS = {"server": None, "leaf": "leaf", "spine": "spine", "core": "core"}
+
+
+def _lines(text: str, path: str) -> tuple[Any, dict[str, int], list[int]]:
+    """The YAML document, the line of each node name, and the line of each link item."""
+    try:
+        root = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 0
+        msg = f"not valid YAML: {getattr(err, 'problem', err)}; fix the syntax"
+        raise ScenarioError(Problem(msg, path=path, line=line)) from None
+    node_lines: dict[str, int] = {}
+    link_lines: list[int] = []
+    if isinstance(root, yaml.MappingNode):
+        for k, v in root.value:
+            if k.value == "topology" and isinstance(v, yaml.MappingNode):
+                for k2, v2 in v.value:
+                    if k2.value == "nodes" and isinstance(v2, yaml.MappingNode):
+                        node_lines = {k3.value: k3.start_mark.line + 1 for k3, _ in v2.value}
+                    if k2.value == "links" and isinstance(v2, yaml.SequenceNode):
+                        link_lines = [item.start_mark.line + 1 for item in v2.value]
+    return data, node_lines, link_lines
+
+
+def _port(iface: str) -> int | None:
+    m = re.search(r"(\d+)$", iface)
+    return int(m.group(1)) if m else None
+
+
+def _endpoints(link: Any) -> list[tuple[str, str]] | None:
+    if not isinstance(link, Mapping):
+        return None
+    eps = link.get("endpoints")
+    if not isinstance(eps, list) or len(eps) != 2:
+        return None
+    out = []
+    for ep in eps:
+        if isinstance(ep, str) and ":" in ep:
+            node, iface = ep.split(":", 1)
+            out.append((node, iface))
+        elif isinstance(ep, Mapping) and "node" in ep and "interface" in ep:
+            out.append((str(ep["node"]), str(ep["interface"])))
+        else:
+            return None
+    return out
+
+
+def parse_containerlab(
+    text: str, path: str = "<string>", rules: InferenceRules | None = None
+) -> RawNetwork:
+    """Read a containerlab topology into a raw network (servers' interfaces as NICs)."""
+    rules = rules or InferenceRules()
+    data, node_lines, link_lines = _lines(text, path)
+    topo = data.get("topology") if isinstance(data, Mapping) else None
+    nodes = topo.get("nodes") if isinstance(topo, Mapping) else None
+    if not isinstance(topo, Mapping) or not isinstance(nodes, Mapping) or not nodes:
+        msg = "no topology.nodes mapping; is this a containerlab topology (*.clab.yml)?"
+        raise ScenarioError(Problem(msg, path=path, line=1))
+    defaults = topo.get("defaults") or {}
+    default_kind = str(defaults.get("kind", "")) if isinstance(defaults, Mapping) else ""
+    host_rx = re.compile(rules.host_pattern) if rules.host_pattern else None
+    problems: list[Problem] = []
+    is_server: dict[str, bool] = {}
+    labels_of: dict[str, Mapping[str, Any]] = {}
+    for name, given in nodes.items():
+        cfg = given if isinstance(given, Mapping) else {}
+        labels = cfg.get("labels") or {}
+        labels_of[name] = labels if isinstance(labels, Mapping) else {}
+        role = str(labels_of[name].get("harness.role", ""))
+        if role and role not in _ROLE_LABELS:
+            problems.append(Problem(
+                f"node {name!r} has harness.role {role!r}; use server, leaf, spine or core",
+                path=path, line=node_lines.get(name, 0),
+            ))  # fmt: skip
+        kind = str(cfg.get("kind", default_kind))
+        if role:
+            is_server[name] = role == "server"
+        elif rules.role_by_name(name) is not None:
+            is_server[name] = False
+        else:
+            by_name = host_rx is not None and host_rx.search(name) is not None
+            is_server[name] = kind in HOST_KINDS or by_name
+    raw_links = topo.get("links") or []
+    if not isinstance(raw_links, list):
+        problems.append(Problem("topology.links must be a list", path=path, line=1))
+        raw_links = []
+    server_ifaces: dict[str, list[str]] = {}
+    parsed: list[tuple[list[tuple[str, str]], int, float | None]] = []
+    skipped = 0
+    for n, link in enumerate(raw_links):
+        line = link_lines[n] if n < len(link_lines) else 0
+        eps = _endpoints(link)
+        if eps is None:
+            problems.append(Problem(
+                "a link needs two endpoints 'node:interface'; e.g. "
+                "endpoints: [\"leaf1:e1-1\", \"spine1:e1-1\"]", path=path, line=line,
+            ))  # fmt: skip
+            continue
+        if any(node in SKIP_ENDPOINT_NODES and node not in nodes for node, _ in eps):
+            skipped += 1
+            continue
+        for node, iface in eps:
+            if node not in nodes:
+                problems.append(Problem(
+                    f"endpoint '{node}:{iface}' names unknown node {node!r}; add it under "
+                    "topology.nodes or fix the name", path=path, line=line,
+                ))  # fmt: skip
+            elif _port(iface) is None:
+                problems.append(Problem(
+                    f"interface {iface!r} of {node!r} has no port number; name it like eth1 "
+                    "or e1-1", path=path, line=line,
+                ))  # fmt: skip
+            elif is_server[node]:
+                server_ifaces.setdefault(node, []).append(iface)
+        lvars = link.get("vars") if isinstance(link, Mapping) else None
+        gbps = lvars.get("gbps") if isinstance(lvars, Mapping) else None
+        parsed.append((eps, line, float(gbps) if isinstance(gbps, int | float) else None))
+    if problems:
+        raise ScenarioError(problems)
+    switches: list[RawSwitch] = []
+    nics: list[RawNic] = []
+    for name in nodes:
+        labels = labels_of[name]
+        stated = str(labels.get("harness.role", "")) or "server"
+        eid = str(labels["harness.id"]) if "harness.id" in labels else None
+        if is_server[name]:
+            host = eid or name
+            for iface in sorted(server_ifaces.get(name, []), key=lambda i: _port(i) or 0):
+                nics.append(RawNic(key=f"{name}:{iface}", desc=f"{host} {iface}", ports=1,
+                                   line=node_lines.get(name, 0), host=host,
+                                   index=_port(iface)))  # fmt: skip
+            continue
+        su = labels.get("harness.su")
+        rail = labels.get("harness.rail")
+        switches.append(RawSwitch(
+            key=name, desc=name, ports=0, line=node_lines.get(name, 0),
+            role=_ROLE_LABELS.get(stated),  # type: ignore[arg-type]
+            eid=eid, su=int(su) if su is not None else None,
+            rail=int(rail) if rail is not None else None,
+        ))  # fmt: skip
+    cables: list[RawCable] = []
+    for eps, line, gbps in parsed:
+        keys: list[tuple[str, int]] = []
+        for node, iface in eps:
+            port = _port(iface) or 0
+            keys.append((f"{node}:{iface}", 1) if is_server[node] else (node, port))
+        cables.append(RawCable(keys[0][0], keys[0][1], keys[1][0], keys[1][1], gbps, 1, line))
+    notes = (f"{skipped} link(s) to host/mgmt/bridge endpoints skipped",) if skipped else ()
+    return RawNetwork(path=path, fmt="containerlab", switches=tuple(switches), nics=tuple(nics),
+                      cables=tuple(cables), notes=notes)  # fmt: skip
+
+
+def load_containerlab(
+    path: str | Path, rules: InferenceRules | None = None, *, name: str | None = None
+) -> Fabric:
+    """Read a containerlab topology file into a :class:`Fabric`."""
+    p = str(path)
+    text = read_text(p, "containerlab")
+    data = yaml.safe_load(text) if text.strip() else None
+    lab = data.get("name") if isinstance(data, Mapping) else None
+    raw = parse_containerlab(text, p, rules)
+    fabric, _ = build_network(raw, rules or InferenceRules(), name=name or str(lab or Path(p).stem))
+    return fabric
+
+
+def _node_name(eid: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_.-]", "-", eid.replace("/", "_"))
+    if not _NODE_NAME.match(name):
+        name = f"n{name}"
+    return name
+
+
+def to_containerlab(
+    fabric: Fabric,
+    *,
+    name: str | None = None,
+    switch_kind: str = "linux",
+    switch_image: str | None = None,
+    server_image: str = DEFAULT_IMAGE,
+) -> str:
+    """The compute fabric as a containerlab topology (YAML text).
+
+    Servers become ``linux`` nodes, switches nodes of ``switch_kind``
+    (``linux`` by default, so the lab runs anywhere; pass ``nokia_srlinux`` or
+    ``arista_ceos`` and its image for a real NOS).  Each compute cable becomes
+    one link whose interfaces are named for the kind (``eth<port>`` for linux,
+    ``e1-<port>`` for SR Linux); a server's NIC ports are numbered ``eth1``..
+    in rail order.  Node names are element ids with ``/`` turned into ``_``;
+    labels keep the harness id, role, SU and rail, and each link's
+    ``vars.gbps`` its capacity.
+    """
+    lab = name or fabric.name
+    if not _NODE_NAME.match(lab):
+        msg = (
+            f"lab name {lab!r} is not a valid containerlab name; pass name='...' "
+            "(letters, digits, _ . -)"
+        )
+        raise FabricDesignError(msg)
+    cables = fabric.links_of_kind(*COMPUTE_CABLE_KINDS).tolist()
+    used = {int(x) for c in cables for x in (fabric.link_a[c], fabric.link_b[c])}
+    servers = [int(i) for i in fabric.servers.tolist()]
+    switches = [i for i in range(fabric.n_elements)
+                if Kind(int(fabric.kind[i])) in COMPUTE_SWITCH_KINDS]  # fmt: skip
+    names: dict[int, str] = {}
+    for i in (*servers, *switches):
+        n = _node_name(fabric.ids[i])
+        if n in names.values():
+            msg = f"two elements map to containerlab node {n!r}; rename one of them"
+            raise FabricDesignError(msg)
+        names[i] = n
+    # NIC port -> (server, interface number), numbered in rail order per server
+    nic_if: dict[tuple[int, int], tuple[int, int]] = {}
+    for s in servers:
+        k = 0
+        nics = sorted(fabric.parts_of(s, Kind.NIC).tolist(), key=lambda n: int(fabric.rail[n]))
+        for n in nics:
+            for p in range(1, int(fabric.ports[n]) + 1):
+                k += 1
+                nic_if[int(n), p] = (s, k)
+    server_fmt = INTERFACE_FORMATS["linux"]
+    switch_fmt = INTERFACE_FORMATS.get(switch_kind, "eth{port}")
+
+    def endpoint(e: int, port: int) -> str:
+        if Kind(int(fabric.kind[e])) == Kind.NIC:
+            if (e, port) not in nic_if:
+                msg = f"{fabric.ids[e]} has no port {port}; fix the fabric"
+                raise FabricDesignError(msg)
+            s, k = nic_if[e, port]
+            return f"{names[s]}:{server_fmt.format(port=k)}"
+        if e not in names:
+            msg = f"{fabric.ids[e]} ({Kind(int(fabric.kind[e])).label}) cannot be exported"
+            raise FabricDesignError(msg)
+        return f"{names[e]}:{switch_fmt.format(port=port)}"
+
+    kinds: dict[str, dict[str, str]] = {"linux": {"image": server_image}}
+    if switch_kind != "linux" or switch_image:
+        kinds.setdefault(switch_kind, {})["image"] = switch_image or server_image
+    nodes: dict[str, dict[str, Any]] = {}
+    for s in servers:
+        if not any(int(n) in used for n in fabric.parts_of(s, Kind.NIC).tolist()):
+            continue
+        nodes[names[s]] = {
+            "kind": "linux",
+            "labels": {"harness.id": fabric.ids[s], "harness.role": "server",
+                       "harness.su": str(int(fabric.su[s]))},
+        }  # fmt: skip
+    for w in switches:
+        role = Kind(int(fabric.kind[w])).label
+        labels = {"harness.id": fabric.ids[w], "harness.role": role}
+        if Kind(int(fabric.kind[w])) == Kind.LEAF:
+            labels.update({"harness.su": str(int(fabric.su[w])),
+                           "harness.rail": str(int(fabric.rail[w]))})  # fmt: skip
+        nodes[names[w]] = {"kind": switch_kind, "labels": labels}
+    links: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for c in cables:
+        a = endpoint(int(fabric.link_a[c]), int(fabric.link_a_port[c]))
+        b = endpoint(int(fabric.link_b[c]), int(fabric.link_b_port[c]))
+        for ep in (a, b):
+            if ep in seen:
+                msg = f"interface {ep} would carry two links; fix the fabric's port numbers"
+                raise FabricDesignError(msg)
+            seen.add(ep)
+        links.append({"endpoints": [a, b], "vars": {"gbps": float(fabric.link_capacity[c])}})
+    doc = {"name": lab, "topology": {"kinds": kinds, "nodes": nodes, "links": links}}
+    head = f"# containerlab topology written by harness from fabric {fabric.name!r}\n"
+    return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=120)

@@ -1,0 +1,306 @@
+"""``ibnetdiscover`` output and ibsim net files: import and export (edge layer).
+
+``ibnetdiscover`` (infiniband-diags) prints one record per node::
+
+    Switch  41 "S-0000000000200000"   # "su01/leaf-r0" base port 0 lid 1 lmc 0
+    [1]     "H-0000000000100000"[1](100001)   # "su01/node01 mlx5_0" lid 2 4xHDR
+    [3]     "S-0000000000200001"[1]           # "spine-01" lid 3 4xHDR
+
+    Ca      1 "H-0000000000100000"            # "su01/node01 mlx5_0"
+    [1](100001)  "S-0000000000200000"[1]      # lid 2 lmc 0 "su01/leaf-r0" lid 1 4xHDR
+
+ibsim reads the same syntax (its net files may omit the comments and the rates,
+and use ``Hca`` for ``Ca``).  :func:`parse_ibnetdiscover` reads either into an
+:class:`IbTopology`; :func:`load_ibnetdiscover` infers a :class:`Fabric` from it
+(rules in :mod:`harness.importers._common` and ``docs/importers.md``);
+:func:`to_ibsim_net` writes a modelled fabric as an ibsim net file, so that
+ibsim can simulate it and ``ibnetdiscover`` can dump it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import FabricDesignError
+from harness.errors import Problem
+from harness.errors import ScenarioError
+from harness.fabric.model import COMPUTE_CABLE_KINDS
+from harness.fabric.model import COMPUTE_SWITCH_KINDS
+from harness.fabric.model import Fabric
+from harness.fabric.model import Kind
+from harness.importers._common import InferenceRules
+from harness.importers._common import RawCable
+from harness.importers._common import RawNetwork
+from harness.importers._common import RawNic
+from harness.importers._common import RawSwitch
+from harness.importers._common import build_network
+from harness.importers._common import ib_rate
+from harness.importers._common import ib_rate_name
+from harness.importers._common import read_text
+
+_HEADER = re.compile(r'^(Switch|Hca|Ca|Rt)\s+(\d+)\s+"([^"]+)"(.*)$')
+_PORT = re.compile(
+    r'^\[(\d+)\](?:\[ext \d+\])?(?:\(([0-9a-fA-F]+)\))?\s*"([^"]+)"'
+    r"(?:\[(\d+)\](?:\[ext \d+\])?)?(?:\(([0-9a-fA-F]+)\))?(.*)$"
+)
+_DESC_QUOTED = re.compile(r'#\s*"([^"]*)"')
+_DESC_STOP = re.compile(r" (?:enhanced port|base port|lid|lmc) ")
+
+
+@dataclass(frozen=True, slots=True)
+class IbPort:
+    """One cabled port as a record lists it."""
+
+    port: int
+    remote: str  # the remote node's id (``S-...``/``H-...`` or an ibsim name)
+    remote_port: int
+    rate: str  # ``4xHDR``; empty when the line gives none
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class IbNode:
+    """One ``Switch``/``Ca`` record."""
+
+    kind: str  # "switch" or "ca" (routers are read as switches)
+    id: str
+    desc: str
+    nports: int
+    ports: tuple[IbPort, ...]
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class IbTopology:
+    """A parsed ``ibnetdiscover`` dump or ibsim net file."""
+
+    path: str
+    nodes: tuple[IbNode, ...]
+
+    def node(self, node_id: str) -> IbNode:
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        raise KeyError(node_id)
+
+
+def _desc(rest: str, default: str) -> str:
+    if "#" not in rest:
+        return default
+    m = _DESC_QUOTED.search(rest)
+    if m:
+        return m.group(1)
+    tail = rest.split("#", 1)[1].strip()
+    return _DESC_STOP.split(f"{tail} ", maxsplit=1)[0].strip() or default
+
+
+def parse_ibnetdiscover(text: str, path: str = "<string>") -> IbTopology:
+    """Parse ``ibnetdiscover`` output (or an ibsim net file) into an :class:`IbTopology`.
+
+    Raises :class:`ScenarioError` naming ``path:line`` for a malformed record,
+    a port that points at an unknown node, or two ends that disagree.
+    """
+    nodes: list[IbNode] = []
+    current: tuple[str, str, str, int, int] | None = None
+    ports: list[IbPort] = []
+    problems: list[Problem] = []
+
+    def close() -> None:
+        nonlocal current, ports
+        if current is not None:
+            kind, nid, desc, nports, line = current
+            nodes.append(IbNode(kind, nid, desc, nports, tuple(ports), line))
+        current, ports = None, []
+
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            if not line:
+                close()
+            continue
+        head = _HEADER.match(line)
+        if head:
+            close()
+            word, nports, nid, rest = head.groups()
+            kind = "ca" if word in ("Hca", "Ca") else "switch"
+            current = (kind, nid, _desc(rest, nid), int(nports), lineno)
+            continue
+        if line.startswith("["):
+            m = _PORT.match(line)
+            if current is None or m is None:
+                what = "a port line outside a Switch/Ca record" if m else "an unreadable port"
+                problems.append(Problem(
+                    f"{what}: {line!r}; expected '[port] \"remote-id\"[remote-port] # ...'",
+                    path=path, line=lineno,
+                ))  # fmt: skip
+                continue
+            port, _, remote, rport, _, rest = m.groups()
+            rate = ib_rate(rest)
+            ports.append(IbPort(
+                int(port), remote, int(rport) if rport else 1,
+                f"{rate[0]}x{rate[1]}" if rate else "", lineno,
+            ))  # fmt: skip
+            continue
+        if re.match(r"^(Switch|Hca|Ca|Rt)\b", line):
+            problems.append(Problem(
+                f"unreadable node header {line!r}; expected 'Switch <ports> \"<id>\" # \"<desc>\"'",
+                path=path, line=lineno,
+            ))  # fmt: skip
+        # anything else (vendid=, devid=, sysimgguid=, switchguid=, caguid=, ibsim
+        # directives such as width=, speed=, include) carries nothing the model uses
+    close()
+    by_id: dict[str, IbNode] = {}
+    for n in nodes:
+        if n.id in by_id:
+            problems.append(Problem(
+                f"node id {n.id!r} appears twice (first at line {by_id[n.id].line}); "
+                "each node needs one record", path=path, line=n.line,
+            ))  # fmt: skip
+        by_id[n.id] = n
+    for n in nodes:
+        for p in n.ports:
+            if p.port > n.nports and n.nports:
+                problems.append(Problem(
+                    f"{n.desc!r} has {n.nports} ports but lists port {p.port}",
+                    path=path, line=p.line,
+                ))  # fmt: skip
+            other = by_id.get(p.remote)
+            if other is None:
+                problems.append(Problem(
+                    f"port {p.port} of {n.desc!r} points at unknown node {p.remote!r}; add "
+                    "that node's record or remove the port line", path=path, line=p.line,
+                ))  # fmt: skip
+                continue
+            back = [q for q in other.ports if q.port == p.remote_port]
+            if back and (back[0].remote != n.id or back[0].remote_port != p.port):
+                problems.append(Problem(
+                    f"port {p.port} of {n.desc!r} points at {other.desc!r}[{p.remote_port}], "
+                    f"but that port points at {back[0].remote!r}[{back[0].remote_port}]; "
+                    "fix one end", path=path, line=p.line,
+                ))  # fmt: skip
+    if not nodes and not problems:
+        problems.append(Problem(
+            "no Switch or Ca record found; is this ibnetdiscover output?", path=path, line=1
+        ))  # fmt: skip
+    if problems:
+        raise ScenarioError(problems)
+    return IbTopology(path, tuple(nodes))
+
+
+def raw_network(topo: IbTopology) -> RawNetwork:
+    """The dump as switches, NICs and cables (each cable once, rate from either end)."""
+    switches = tuple(
+        RawSwitch(key=n.id, desc=n.desc, ports=n.nports, line=n.line)
+        for n in topo.nodes
+        if n.kind == "switch"
+    )
+    nics = tuple(
+        RawNic(key=n.id, desc=n.desc, ports=n.nports, line=n.line)
+        for n in topo.nodes
+        if n.kind == "ca"
+    )
+    seen: dict[frozenset[tuple[str, int]], RawCable] = {}
+    for n in topo.nodes:
+        for p in n.ports:
+            key = frozenset({(n.id, p.port), (p.remote, p.remote_port)})
+            rate = ib_rate(p.rate) if p.rate else None
+            gbps, lanes = (rate[2], rate[0]) if rate else (None, 1)
+            have = seen.get(key)
+            if have is None:
+                seen[key] = RawCable(n.id, p.port, p.remote, p.remote_port, gbps, lanes, p.line)
+            elif have.gbps is None or (gbps is not None and gbps < have.gbps):
+                seen[key] = RawCable(have.a, have.a_port, have.b, have.b_port, gbps, lanes,
+                                     have.line)  # fmt: skip
+    return RawNetwork(
+        path=topo.path, fmt="ibnetdiscover", switches=switches, nics=nics,
+        cables=tuple(seen.values()),
+    )  # fmt: skip
+
+
+def fabric_from_ibnetdiscover(
+    topo: IbTopology, rules: InferenceRules | None = None, *, name: str | None = None
+) -> Fabric:
+    """Infer a :class:`Fabric` from a parsed dump (see ``docs/importers.md``)."""
+    fabric, _ = build_network(
+        raw_network(topo), rules or InferenceRules(), name=name or Path(topo.path).stem
+    )
+    return fabric
+
+
+def load_ibnetdiscover(
+    path: str | Path, rules: InferenceRules | None = None, *, name: str | None = None
+) -> Fabric:
+    """Read an ``ibnetdiscover`` dump or ibsim net file and infer its :class:`Fabric`."""
+    p = str(path)
+    return fabric_from_ibnetdiscover(
+        parse_ibnetdiscover(read_text(p, "ibnetdiscover"), p), rules, name=name
+    )
+
+
+def _check_ibsim_id(eid: str) -> str:
+    if any(ch in eid for ch in '#@"') or len(eid) > 60:
+        msg = (
+            f"element id {eid!r} cannot be an ibsim node id ('#', '@' and '\"' are reserved, "
+            "60 characters at most); rename the element"
+        )
+        raise FabricDesignError(msg)
+    return eid
+
+
+def to_ibsim_net(fabric: Fabric) -> str:
+    """The compute fabric as an ibsim net file (ibnetdiscover syntax).
+
+    Switches (leaf, spine, core) become ``Switch`` records, rail NICs ``Hca``
+    records whose node description is ``"<server> mlx5_<rail>"`` (what the
+    importer reads back), and every compute cable is listed at both ends with
+    its rate (``4xHDR`` for 200 Gb/s), which ibsim uses as the port's enabled
+    width and speed.  Storage NICs and switches are left out.
+    """
+    order = {Kind.LEAF: 0, Kind.SPINE: 1, Kind.CORE: 2}
+    switches = sorted(
+        (i for i in range(fabric.n_elements) if Kind(int(fabric.kind[i])) in COMPUTE_SWITCH_KINDS),
+        key=lambda i: (order[Kind(int(fabric.kind[i]))], i),
+    )
+    is_switch = set(switches)
+    nics = fabric.nics.tolist()
+    cables = fabric.links_of_kind(*COMPUTE_CABLE_KINDS).tolist()
+    desc: dict[int, str] = {i: fabric.ids[i] for i in switches}
+    for i in nics:
+        server = int(fabric.parent[i])
+        host = fabric.ids[server] if server >= 0 else fabric.ids[i]
+        desc[i] = f"{host} mlx5_{int(fabric.rail[i])}"
+    lines: dict[int, list[tuple[int, str]]] = {i: [] for i in (*switches, *nics)}
+    used: set[tuple[int, int]] = set()
+    for li in cables:
+        a, b = int(fabric.link_a[li]), int(fabric.link_b[li])
+        ap, bp = int(fabric.link_a_port[li]), int(fabric.link_b_port[li])
+        rate = ib_rate_name(float(fabric.link_capacity[li]))
+        for end, port in ((a, ap), (b, bp)):
+            if (end, port) in used:
+                msg = f"port {fabric.ids[end]}:{port} carries two cables; fix the fabric"
+                raise FabricDesignError(msg)
+            used.add((end, port))
+        for here, hp, there, tp in ((a, ap, b, bp), (b, bp, a, ap)):
+            remote = _check_ibsim_id(fabric.ids[there])
+            if here in is_switch:
+                note = f'# "{desc[there]}" lid 0 {rate}'
+            else:
+                note = f'# lid 0 lmc 0 "{desc[there]}" lid 0 {rate}'
+            lines[here].append((hp, f'[{hp}]\t"{remote}"[{tp}]\t\t{note}'))
+    out = [
+        f"# ibsim net file written by harness from fabric {fabric.name!r}",
+        "# (ibnetdiscover syntax; each cable is listed at both ends with its rate)",
+        "",
+    ]
+    for i in (*switches, *nics):
+        eid = _check_ibsim_id(fabric.ids[i])
+        if i in is_switch:
+            radix = int(fabric.ports[i]) or max((p for p, _ in lines[i]), default=1)
+            out.append(f'Switch\t{radix} "{eid}"\t\t# "{desc[i]}"')
+        else:
+            out.append(f'Hca\t{max(int(fabric.ports[i]), 1)} "{eid}"\t\t# "{desc[i]}"')
+        out += [text for _, text in sorted(lines[i])]
+        out.append("")
+    return "\n".join(out)

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Regenerate the ibnetdiscover dumps in this directory with ibsim + OpenSM.
+#
+# Needs (Debian): apt-get install -y ibsim-utils opensm infiniband-diags
+# Run from anywhere:  bash tests/data/importers/make_dumps.sh
+#
+# For each net file: start ibsim on it, let OpenSM sweep the subnet once (so that
+# ports are ACTIVE and have LIDs), dump it with ibnetdiscover, stop ibsim.
+# Only the processes this script starts are stopped, by their PIDs.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../../.." && pwd)"
+shared="$repo/../shared/data"
+work="$(mktemp -d)"
+ibsim_pid=""
+
+cleanup() {
+    if [ -n "$ibsim_pid" ] && kill -0 "$ibsim_pid" 2>/dev/null; then
+        kill "$ibsim_pid" 2>/dev/null || true
+        wait "$ibsim_pid" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+for tool in ibsim ibsim-run opensm ibnetdiscover; do
+    command -v "$tool" >/dev/null || {
+        echo "make_dumps.sh: $tool not found; apt-get install -y ibsim-utils opensm infiniband-diags" >&2
+        exit 1
+    }
+done
+
+# OpenSM re-enables switch ports to their supported width/speed by default; keep
+# what ibsim was told (degraded links are set on the HCA end anyway).
+printf 'force_link_speed 0\nforce_link_speed_ext 0\nforce_link_width 0\n' > "$work/opensm.conf"
+
+dump() {  # dump NETFILE OUTFILE
+    local net="$1" out="$2"
+    ibsim -s "$net" --no-console > "$work/ibsim.log" 2>&1 &
+    ibsim_pid=$!
+    for _ in $(seq 1 50); do
+        grep -q "Network simulator ready" "$work/ibsim.log" && break
+        kill -0 "$ibsim_pid" 2>/dev/null || { cat "$work/ibsim.log" >&2; exit 1; }
+        sleep 0.2
+    done
+    OSM_TMP_DIR="$work" OSM_CACHE_DIR="$work" timeout 120 \
+        ibsim-run opensm --once -F "$work/opensm.conf" -f "$work/opensm.log" > "$work/opensm.out" 2>&1
+    timeout 60 ibsim-run ibnetdiscover > "$out" 2> "$work/ibnetdiscover.err"
+    kill "$ibsim_pid"
+    wait "$ibsim_pid" 2>/dev/null || true
+    ibsim_pid=""
+    echo "wrote $out"
+}
+
+python "$here/make_nets.py" "$here"
+dump "$shared/ibsim_net.2sw2path4hca" "$here/2sw2path4hca.ibnetdiscover"
+for name in rail2x2 rail2x2_unlinked rail2x2_nic_down rail2x2_wrong_rail rail2x2_degraded \
+            rail2x2_spine_down; do
+    dump "$here/$name.net" "$here/$name.ibnetdiscover"
+done
