@@ -86,7 +86,9 @@ class Expect:
                 return False
             return sorted(map(str, observed)) == sorted(map(str, self.value))
         if self.op == "range":
-            return isinstance(observed, int | float) and self.value <= observed <= self.high
+            if not isinstance(observed, int | float) or isinstance(observed, bool):
+                return False
+            return bool(self.value <= observed <= self.high)
         if self.op == "==":
             return _eq(observed, self.value)
         if self.op == "!=":
