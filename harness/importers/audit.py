@@ -153,9 +153,10 @@ def _by_votes(live: _Side, design: _Side, lidx: list[int], didx: list[int],
                 dj = m.get(other)
                 if dj is None:
                     continue
+                # the design neighbour's cable on the same port of the matched element
                 for dport, dother, doport, _dc in design.nbrs.get(dj, []):
-                    if doport == oport and dother in dset and dother not in taken:
-                        votes[dother] += 2 if dport == port else 1
+                    if dport == oport and dother in dset and dother not in taken:
+                        votes[dother] += 2 if doport == port else 1
             if votes:
                 best = max(votes.values())
                 top = [j for j, v in votes.items() if v == best]
@@ -189,8 +190,9 @@ def _match(live: _Side, design: _Side) -> dict[int, int]:
             dkey = {j: (int(df.su[j]), int(df.rail[j]), int(df.plane[j])) for j in dk}
             _by_key(lk, dk, m, lkey, dkey)
         _by_votes(live, design, lk, dk, m)
-    # a switch whose role was inferred differently still matches by id
+    # a switch whose role was inferred differently (a spine named "core") still matches
     _by_id(live, design, live.switches, design.switches, m)
+    _by_votes(live, design, live.switches, design.switches, m)
     return m
 
 
@@ -199,6 +201,12 @@ def _key(f: Fabric, c: int, name: dict[int, str], ports: bool) -> tuple[object, 
     ap, bp = int(f.link_a_port[c]), int(f.link_b_port[c])
     ends = sorted([(a, ap if ports else 0), (b, bp if ports else 0)])
     return tuple(ends)
+
+
+def _named(f: Fabric, c: int, name: dict[int, str]) -> str:
+    """A live cable's id written with design ids where its ends were matched."""
+    a, b = name[int(f.link_a[c])].lstrip("?"), name[int(f.link_b[c])].lstrip("?")
+    return f"{a}:{int(f.link_a_port[c])}--{b}:{int(f.link_b_port[c])}"
 
 
 def diff_fabrics(live: Fabric, design: Fabric, *, ports: bool = True) -> AuditReport:
@@ -252,10 +260,10 @@ def diff_fabrics(live: Fabric, design: Fabric, *, ports: bool = True) -> AuditRe
             if lg < dg - _EPS:
                 degraded.append(DegradedLink(design.link_id(dc), live.link_id(lc), dg, lg))
         missing += [design.link_id(c) for c in dl[len(ll) :]]
-        extra += [live.link_id(c) for c in ll[len(dl) :]]
+        extra += [_named(live, c, lname) for c in ll[len(dl) :]]
     for k, ll in lkeys.items():
         if k not in dkeys:
-            extra += [live.link_id(c) for c in ll]
+            extra += [_named(live, c, lname) for c in ll]
 
     wrong: list[WrongRail] = []
     for c in lv.cables:
@@ -275,7 +283,7 @@ def diff_fabrics(live: Fabric, design: Fabric, *, ports: bool = True) -> AuditRe
             expected = design.ids[ends[0]] if ends else ""
         wrong.append(WrongRail(
             nic=lname[nic].lstrip("?"), nic_rail=nic_rail, leaf=lname[leaf].lstrip("?"),
-            leaf_rail=leaf_rail, expected=expected, cable=live.link_id(c),
+            leaf_rail=leaf_rail, expected=expected, cable=_named(live, c, lname),
         ))  # fmt: skip
     renamed = tuple(
         sorted((design.ids[j], live.ids[i]) for i, j in m.items() if design.ids[j] != live.ids[i])

@@ -6,7 +6,7 @@ a NIC (``0x0207`` InfiniBand), ``0x0604xx`` a PCIe bridge/switch.  Devices
 under the same top-level bridge below a CPU share a PCIe switch (NCCL's
 PIX/PXB); a device hanging straight off the CPU is alone.  GPUs are numbered in
 PCI bus-id order (``CUDA_DEVICE_ORDER=PCI_BUS_ID``) unless a ``<gpu dev=..>``
-child says otherwise; NICs are named by their ``<net name=..>`` child or bus id.
+child says otherwise; NICs are named (and ordered) by their ``<net name=..>`` child or bus id.
 NVLink lanes come from ``<nvlink target=.. count=.. tclass=..>`` children of
 ``<gpu>`` (``tclass 0x068000`` is an NVSwitch); NIC speed from ``<net speed=..>``
 (Mb/s).
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from harness.errors import Problem
 from harness.errors import ScenarioError
+from harness.importers._common import natural_key
 from harness.importers._common import read_text
 from harness.importers.node import NodeTopology
 from harness.importers.node import group_devices
@@ -74,12 +75,16 @@ def parse_nccl_topo(text: str, path: str = "<string>") -> NodeTopology:
 
     gpus.sort(key=gpu_order if all(g[1].find("gpu") is not None for g in gpus) else
               (lambda g: (0, g[0])))  # fmt: skip
-    nics.sort(key=lambda n: n[0])
-    nic_names: list[str] = []
+
+    def nic_name(item: tuple[str, ET.Element, str, int]) -> str:
+        net = item[1].find("./nic/net")
+        return net.get("name", item[0]) if net is not None else item[0]
+
+    nics.sort(key=lambda n: natural_key(nic_name(n)))
+    nic_names: list[str] = [nic_name(n) for n in nics]
     speeds: list[float] = []
-    for busid, el, _, _ in nics:
+    for _, el, _, _ in nics:
         net = el.find("./nic/net")
-        nic_names.append(net.get("name", busid) if net is not None else busid)
         if net is not None and net.get("speed", "").isdigit():
             speeds.append(int(net.get("speed", "0")) / 1000.0)
     lanes: list[int] = []

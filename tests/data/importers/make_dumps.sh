@@ -2,7 +2,8 @@
 # Regenerate the ibnetdiscover dumps in this directory with ibsim + OpenSM.
 #
 # Needs (Debian): apt-get install -y ibsim-utils opensm infiniband-diags
-# Run from anywhere:  bash tests/data/importers/make_dumps.sh
+# Run from anywhere:  bash tests/data/importers/make_dumps.sh [OUTDIR]
+# (OUTDIR defaults to this directory; the net files are written there too.)
 #
 # For each net file: start ibsim on it, let OpenSM sweep the subnet once (so that
 # ports are ACTIVE and have LIDs), dump it with ibnetdiscover, stop ibsim.
@@ -12,6 +13,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
 shared="$repo/../shared/data"
+out_dir="${1:-$here}"
+mkdir -p "$out_dir"
 work="$(mktemp -d)"
 ibsim_pid=""
 
@@ -53,9 +56,9 @@ dump() {  # dump NETFILE OUTFILE
     echo "wrote $out"
 }
 
-python "$here/make_nets.py" "$here"
-dump "$shared/ibsim_net.2sw2path4hca" "$here/2sw2path4hca.ibnetdiscover"
+python "$here/make_nets.py" "$out_dir"
+dump "$shared/ibsim_net.2sw2path4hca" "$out_dir/2sw2path4hca.ibnetdiscover"
 for name in rail2x2 rail2x2_unlinked rail2x2_nic_down rail2x2_wrong_rail rail2x2_degraded \
             rail2x2_spine_down; do
-    dump "$here/$name.net" "$here/$name.ibnetdiscover"
+    dump "$out_dir/$name.net" "$out_dir/$name.ibnetdiscover"
 done
