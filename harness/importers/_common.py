@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
@@ -278,11 +277,12 @@ def _hosts(net: RawNetwork, rules: InferenceRules) -> tuple[dict[str, _Host], li
         hid = host
         if idx is None and nic.host is None and plain[host] > 1:
             hid = nic.key
-            if not notes or "share the description" not in notes[-1]:
-                notes.append(
-                    f"HCAs share the description {host!r}; each is taken as its own host "
-                    "(set node descriptions to 'hostname mlx5_N' to group them)"
-                )
+            note = (
+                f"HCAs share the description {host!r}; each is taken as its own host "
+                "(set node descriptions to 'hostname mlx5_N' to group them)"
+            )
+            if note not in notes:
+                notes.append(note)
         by_host.setdefault(clean_id(hid), []).append((nic, idx))
     hosts: dict[str, _Host] = {}
     for hid, members in by_host.items():
@@ -503,6 +503,10 @@ def build_network(
     idmap: dict[str, str] = {}
     nic_index: dict[str, int] = {}
     ports_of_nic = {n.key: n.ports for n in net.nics}
+    max_port: Counter[str] = Counter()
+    for c in net.cables:
+        max_port[c.a] = max(max_port[c.a], c.a_port)
+        max_port[c.b] = max(max_port[c.b], c.b_port)
     access_gbps: dict[str, float] = {}
     for c in net.cables:
         for nic in (c.a, c.b):
@@ -514,11 +518,7 @@ def build_network(
         rails = max(r for _, r in h.nics) + 1
         tmpl = (templates or {}).get(hid) or rules.node_template
         if tmpl is None:
-            used_ports = max(
-                [ports_of_nic[k] for k, _ in h.nics]
-                + [c.a_port for c in net.cables if c.a in dict(h.nics)]
-                + [c.b_port for c in net.cables if c.b in dict(h.nics)]
-            )
+            used_ports = max(max(ports_of_nic[k], max_port[k]) for k, _ in h.nics)
             tmpl = generic_node_template(
                 rails, used_ports, access_gbps.get(hid, rules.default_gbps)
             )
@@ -538,10 +538,6 @@ def build_network(
 
     # Switches, lower tiers first.
     sw_index: dict[str, int] = {}
-    max_port: Counter[str] = Counter()
-    for c in net.cables:
-        max_port[c.a] = max(max_port[c.a], c.a_port)
-        max_port[c.b] = max(max_port[c.b], c.b_port)
     order = sorted(
         net.switches,
         key=lambda s: (_TIER[role[s.key]], su_of_leaf.get(s.key, 0),
@@ -624,10 +620,3 @@ def read_text(path: str, what: str) -> str:
     except OSError as err:
         msg = f"cannot read the {what} file: {err.strerror}; check the path"
         raise ScenarioError(Problem(msg, path=path)) from None
-
-
-def unique(items: Iterable[str]) -> list[str]:
-    seen: dict[str, None] = {}
-    for it in items:
-        seen.setdefault(it, None)
-    return list(seen)

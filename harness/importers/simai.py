@@ -20,8 +20,10 @@ rate are not modelled.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import Problem
@@ -83,7 +85,19 @@ def _template(
     return base.with_overrides(**changes)
 
 
-def parse_simai(text: str, path: str = "<string>") -> tuple[RawNetwork, dict[str, object]]:
+@dataclass(frozen=True, slots=True)
+class SimaiServers:
+    """What a SimAI file says about its servers."""
+
+    gpus: int
+    gpus_per_server: int
+    servers: int
+    gpu_type: str
+    template: NodeTemplate
+    nvswitches: tuple[tuple[int, ...], ...]  # per server: its NVSwitch ids
+
+
+def parse_simai(text: str, path: str = "<string>") -> tuple[RawNetwork, SimaiServers]:
     """Parse a SimAI topology into a raw network plus the server facts it states."""
     lines = [(i, ln.split()) for i, ln in enumerate(text.splitlines(), start=1) if ln.strip()]
     if len(lines) < 2 or len(lines[0][1]) < 5:
@@ -201,12 +215,17 @@ def parse_simai(text: str, path: str = "<string>") -> tuple[RawNetwork, dict[str
         for s in sorted(net_ids)
     )  # fmt: skip
     access_gbps = max((gb for v in access.values() for _, gb, _ in v), default=0.0)
-    facts: dict[str, object] = {
-        "gpus": gpus, "gps": gps, "servers": servers, "gpu_type": gpu_type,
-        "template": _template(gpu_type, gps, ports=ports, nic_gbps=access_gbps,
-                              nvsw=next(iter(per_server)), nv_gbps=nv_gbps),
-        "nv_of_server": nv_of_server,
-    }  # fmt: skip
+    facts = SimaiServers(
+        gpus=gpus,
+        gpus_per_server=gps,
+        servers=servers,
+        gpu_type=gpu_type,
+        template=_template(
+            gpu_type, gps, ports=ports, nic_gbps=access_gbps,
+            nvsw=next(iter(per_server)), nv_gbps=nv_gbps,
+        ),
+        nvswitches=tuple(tuple(nv_of_server.get(k, [])) for k in range(servers)),
+    )  # fmt: skip
     raw = RawNetwork(path=path, fmt="simai", switches=switches, nics=tuple(nics),
                      cables=tuple(cables))  # fmt: skip
     return raw, facts
@@ -216,30 +235,21 @@ def load_simai(path: str | Path, *, name: str | None = None) -> Fabric:
     """Read a SimAI topology file into a :class:`Fabric` (see the module docstring)."""
     p = str(path)
     raw, facts = parse_simai(read_text(p, "SimAI topology"), p)
-    tmpl = facts["template"]
-    assert isinstance(tmpl, NodeTemplate)
     fabric, idmap = build_network(
-        raw, InferenceRules(node_template=tmpl), name=name or Path(p).stem, host_ids="su-node"
+        raw,
+        InferenceRules(node_template=facts.template),
+        name=name or Path(p).stem,
+        host_ids="su-node",
     )
-    gps = int(facts["gps"])  # type: ignore[call-overload]
-    nv_of_server = facts["nv_of_server"]
-    assert isinstance(nv_of_server, dict)
+    gps = facts.gpus_per_server
     meta = list(fabric.meta)
-    for s in raw.switches:
-        meta.append((f"simai:{s.key}", idmap[s.key]))
-    for g in range(int(facts["gpus"])):  # type: ignore[call-overload]
-        server = idmap[f"server{g // gps}"]
-        meta.append((f"simai:{g}", f"{server}/gpu{g % gps}"))
-    for k, nvs in sorted(nv_of_server.items()):
-        for j, n in enumerate(nvs):
-            meta.append((f"simai:{n}", f"{idmap[f'server{k}']}/nvsw{j}"))
-    return _with_meta(fabric, tuple(meta))
-
-
-def _with_meta(fabric: Fabric, meta: tuple[tuple[str, str], ...]) -> Fabric:
-    import dataclasses
-
-    return dataclasses.replace(fabric, meta=meta)
+    meta += [(f"simai:{s.key}", idmap[s.key]) for s in raw.switches]
+    meta += [
+        (f"simai:{g}", f"{idmap[f'server{g // gps}']}/gpu{g % gps}") for g in range(facts.gpus)
+    ]
+    for k, nvs in enumerate(facts.nvswitches):
+        meta += [(f"simai:{n}", f"{idmap[f'server{k}']}/nvsw{j}") for j, n in enumerate(nvs)]
+    return dataclasses.replace(fabric, meta=tuple(meta))
 
 
 def simai_ids(fabric: Fabric) -> dict[int, str]:

@@ -118,7 +118,7 @@ def test_small_dual_homed_file(tmp_path: Path) -> None:
     links += [f"{asw} 10 400Gbps 0.0005ms 0" for asw in (6, 7, 8, 9)]
     text = f"11 2 2 5 {len(links)} H800\n4 5 6 7 8 9 10\n" + "\n".join(links) + "\n"
     raw, facts = parse_simai(text, "t")
-    assert facts["servers"] == 2
+    assert facts.servers == 2
     assert {s.key: s.role for s in raw.switches} == {
         "6": "leaf", "7": "leaf", "8": "leaf", "9": "leaf", "10": "spine",
     }  # fmt: skip
