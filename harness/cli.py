@@ -1,0 +1,435 @@
+"""The ``harness`` command (edge layer: a thin shell over the library).
+
+Subcommands are small functions registered in one table, :data:`COMMANDS`;
+adding one (``risk``, ``sweep``, ``audit``) is one ``configure`` function, one
+``run`` function and one row.  This module is the only place in the package
+that turns exceptions into exit codes:
+
+===  ===========================================================================
+0    everything ran and every expectation held
+1    an expectation failed (the fabric under test, not the harness)
+2    bad input: a scenario or fabric file, a selector, an argument
+     (:class:`~harness.errors.ScenarioError`); every problem is printed to
+     stderr as ``error: FILE:LINE:COLUMN: ...``, one per line, never a traceback
+3    the environment failed (:class:`~harness.errors.BackendError`, an
+     unwritable report file)
+===  ===========================================================================
+
+For example::
+
+    harness run scenarios/ --junit-xml out/harness.xml -k "spine and not core"
+    harness validate scenarios/
+    harness show seed-a800 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from harness.backends import BACKENDS
+from harness.errors import BackendError
+from harness.errors import ScenarioError
+from harness.fabric.model import Fabric
+from harness.fabric.presets import PRESETS
+from harness.fabric.presets import preset
+from harness.reporting.console import ConsoleReporter
+from harness.reporting.fabric_view import fabric_document
+from harness.reporting.fabric_view import print_fabric
+from harness.reporting.json_report import write_json
+from harness.reporting.junit import write_junit
+from harness.reporting.outcome import RunReport
+from harness.reporting.outcome import Skipped
+from harness.runner import RunObserver
+from harness.runner import ScenarioResult
+from harness.runner import run_scenario
+from harness.scenario.load import discover
+from harness.scenario.load import load_file
+from harness.scenario.model import Scenario
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_ENVIRONMENT = 3
+EXIT_INTERRUPTED = 130
+
+FABRIC_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One subcommand: its name, help line, argument set-up and body."""
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+# -- shared helpers ---------------------------------------------------------------
+def _stdout() -> Console:
+    # Made per call, so tests that capture sys.stdout see the output.
+    return Console(file=sys.stdout, highlight=False)
+
+
+def _error(message: str) -> None:
+    """Print ``error: ...`` to stderr, one line per line of ``message``."""
+    for line in message.splitlines() or [""]:
+        print(f"error: {line}", file=sys.stderr)
+
+
+def _note(message: str) -> None:
+    print(f"note: {message}", file=sys.stderr)
+
+
+Loaded = tuple[list[Path], list[Scenario], list[tuple[Path, ScenarioError]]]
+
+
+def _load_all(paths: Sequence[Path]) -> Loaded:
+    """Discover and load every file; collect every file's problems instead of stopping."""
+    files = discover(paths)
+    if not files:
+        shown = ", ".join(str(p) for p in paths)
+        msg = f"no scenario files (*.yaml, *.yml) under {shown}"
+        raise ScenarioError(msg)
+    scenarios: list[Scenario] = []
+    errors: list[tuple[Path, ScenarioError]] = []
+    for path in files:
+        try:
+            scenarios.extend(load_file(path))
+        except ScenarioError as err:
+            errors.append((path, err))
+    return files, scenarios, errors
+
+
+# -- -k expressions -------------------------------------------------------------------
+_TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
+
+
+class _NameFilter:
+    """A ``-k`` expression over scenario names, as pytest's: words are
+    case-insensitive substrings, combined with ``and``, ``or``, ``not`` and
+    parentheses.  For example ``-k "spine and not core"``.
+    """
+
+    def __init__(self, expr: str) -> None:
+        self.expr = expr
+        self.tokens = [m.group(1) for m in _TOKEN.finditer(expr)]
+        self.pos = 0
+        if not self.tokens:
+            self._fail("is empty")
+        # Parse once to report a malformed expression before anything runs.
+        self.matches("")
+
+    def _fail(self, why: str) -> NoReturn:
+        msg = f"-k {self.expr!r} {why}; write words joined by and/or/not, e.g. 'spine and not core'"
+        raise ScenarioError(msg)
+
+    def matches(self, name: str) -> bool:
+        self.pos = 0
+        value = self._or(name.lower())
+        if self.pos != len(self.tokens):
+            self._fail(f"has an unexpected {self.tokens[self.pos]!r}")
+        return value
+
+    def _peek(self) -> str | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def _or(self, name: str) -> bool:
+        value = self._and(name)
+        while self._peek() == "or":
+            self.pos += 1
+            value = self._and(name) or value
+        return value
+
+    def _and(self, name: str) -> bool:
+        value = self._not(name)
+        while self._peek() == "and":
+            self.pos += 1
+            value = self._not(name) and value
+        return value
+
+    def _not(self, name: str) -> bool:
+        if self._peek() == "not":
+            self.pos += 1
+            return not self._not(name)
+        return self._atom(name)
+
+    def _atom(self, name: str) -> bool:
+        token = self._peek()
+        if token is None:
+            self._fail("ends too early")
+        self.pos += 1
+        if token == "(":
+            value = self._or(name)
+            if self._peek() != ")":
+                self._fail("misses a ')'")
+            self.pos += 1
+            return value
+        if token in (")", "and", "or"):
+            self._fail(f"has an unexpected {token!r}")
+        return token.lower() in name
+
+
+def _select(scenarios: list[Scenario], args: argparse.Namespace) -> list[Scenario]:
+    chosen = scenarios
+    if args.keyword is not None:
+        name_filter = _NameFilter(args.keyword)
+        chosen = [s for s in chosen if name_filter.matches(s.name)]
+    if args.tag:
+        wanted = set(args.tag)
+        chosen = [s for s in chosen if wanted & set(s.tags)]
+    return chosen
+
+
+# -- harness run ----------------------------------------------------------------------
+def _configure_run(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                   help="scenario files or directories (searched for *.yaml, *.yml)")  # fmt: skip
+    p.add_argument("--backend", choices=BACKENDS, default="model",
+                   help="where to realize the fabric (default: model)")  # fmt: skip
+    p.add_argument("--json", action="store_true",
+                   help="print a JSON report to stdout instead of the console report")  # fmt: skip
+    p.add_argument("--junit-xml", type=Path, metavar="FILE",
+                   help="also write a JUnit XML report to FILE")  # fmt: skip
+    p.add_argument("-k", dest="keyword", metavar="EXPR",
+                   help="only scenarios whose name matches EXPR (words, and, or, not)")  # fmt: skip
+    p.add_argument("--tag", action="append", default=[], metavar="TAG",
+                   help="only scenarios with this tag (repeat: any of them)")  # fmt: skip
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="print only failures and the totals; no progress bar")  # fmt: skip
+
+
+def _bad_input_result(path: Path, err: ScenarioError, backend: str) -> ScenarioResult:
+    return ScenarioResult(path.name, str(path), backend, "error", error=str(err))
+
+
+def _run_one(
+    scenario: Scenario, backend: str, reporter: ConsoleReporter, observers: list[RunObserver]
+) -> ScenarioResult:
+    try:
+        return run_scenario(scenario, backend, observers)
+    except ScenarioError as err:
+        # Bad input found only while running (a selector that matches nothing):
+        # a result with status "error", so the other scenarios still run.
+        result = ScenarioResult(
+            scenario.name, scenario.where.path, backend, "error", error=str(err),
+            description=scenario.description, tags=scenario.tags,
+            fabric=scenario.fabric.describe(),
+        )  # fmt: skip
+        reporter.scenario_finished(result)
+        return result
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    start = time.perf_counter()
+    backend: str = args.backend
+    files, scenarios, load_errors = _load_all(args.paths)
+    selected = _select(scenarios, args)
+    if not selected and not load_errors:
+        msg = f"no scenario in {len(files)} file(s) matches the -k/--tag filter"
+        raise ScenarioError(msg)
+    report = RunReport(backend)
+    # With --json, stdout carries the JSON document only.
+    console = Console(quiet=True) if args.json else _stdout()
+    with ConsoleReporter(console, quiet=args.quiet) as reporter:
+        observers: list[RunObserver] = [reporter]
+        for path, err in load_errors:
+            result = _bad_input_result(path, err, backend)
+            report.results.append(result)
+            reporter.scenario_finished(result)
+        reporter.start(len(selected))
+        for scenario in selected:
+            if backend not in scenario.backends:
+                why = f"runs on {', '.join(scenario.backends)}, not on backend {backend}"
+                skip = Skipped(scenario.name, scenario.where.path, why)
+                report.skipped.append(skip)
+                reporter.scenario_skipped(skip)
+                _note(f"skipped {scenario.name}: {why}")
+                continue
+            report.results.append(_run_one(scenario, backend, reporter, observers))
+        report.seconds = time.perf_counter() - start
+        if args.json:
+            write_json(report, sys.stdout)
+        else:
+            reporter.finish(report)
+    if args.junit_xml is not None:
+        try:
+            write_junit(report, args.junit_xml)
+        except OSError as err:
+            msg = f"cannot write the JUnit report to {args.junit_xml}"
+            raise BackendError(msg, err) from err
+    for r in report.results:
+        if r.status == "error":
+            _error(r.error)
+    if report.errors:
+        return EXIT_BAD_INPUT
+    return EXIT_FAILED if report.failed else EXIT_OK
+
+
+# -- harness validate -------------------------------------------------------------------
+def _configure_validate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                   help="scenario files or directories (searched for *.yaml, *.yml)")  # fmt: skip
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    files, scenarios, errors = _load_all(args.paths)
+    if errors:
+        problems = [p for _, err in errors for p in err.problems]
+        bad = len(errors)
+        print(f"{len(problems)} problem(s) in {bad} of {len(files)} file(s)", file=sys.stderr)
+        for _, err in errors:
+            _error(str(err))
+        return EXIT_BAD_INPUT
+    print(f"{len(scenarios)} scenarios in {len(files)} files are valid")
+    return EXIT_OK
+
+
+# -- harness show ---------------------------------------------------------------------
+def _configure_show(p: argparse.ArgumentParser) -> None:
+    p.add_argument("fabric", nargs="?", metavar="FABRIC",
+                   help="a preset name (see --list) or a fabric file")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--list", action="store_true", help="list the presets")
+
+
+def preset_descriptions() -> dict[str, str]:
+    """One line per preset: its row of the table in :mod:`harness.fabric.presets`'s docstring.
+
+    Falls back to the generator and its parameters for a preset the table lacks.
+    """
+    from harness.fabric import presets
+
+    rows: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in (presets.__doc__ or "").splitlines():
+        head, _, rest = line.partition(" ")
+        if head in PRESETS:
+            current = rows.setdefault(head, [rest.strip()])
+        elif line.startswith(" ") and line.strip() and current is not None:
+            current.append(line.strip())
+        else:
+            current = None
+    out = {}
+    for name, (gen, params) in PRESETS.items():
+        if name in rows:
+            out[name] = " ".join(rows[name])
+        else:
+            args = ", ".join(f"{k}={v}" for k, v in params.items())
+            out[name] = f"{gen.__name__.replace('_', '-')}: {args}"
+    return out
+
+
+def _load_fabric(name: str) -> Fabric:
+    path = Path(name)
+    if path.suffix in FABRIC_SUFFIXES or path.exists():
+        if not path.is_file():
+            msg = f"fabric file {name} does not exist"
+            raise ScenarioError(msg)
+        from harness.fabric.fabric_file import load_fabric_file
+
+        return load_fabric_file(path)
+    return preset(name)
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    console = _stdout()
+    if args.list:
+        descriptions = preset_descriptions()
+        if args.json:
+            sys.stdout.write(json.dumps(descriptions, indent=2) + "\n")
+            return EXIT_OK
+        table = Table(title="fabric presets", title_justify="left")
+        table.add_column("preset", style="bold")
+        table.add_column("description")
+        for name, text in descriptions.items():
+            table.add_row(name, Text(text))
+        console.print(table)
+        return EXIT_OK
+    if args.fabric is None:
+        msg = "show needs a FABRIC (a preset name or a fabric file), or --list"
+        raise ScenarioError(msg)
+    fabric = _load_fabric(args.fabric)
+    if args.json:
+        sys.stdout.write(json.dumps(fabric_document(fabric), indent=2, default=str) + "\n")
+    else:
+        print_fabric(console, fabric)
+    return EXIT_OK
+
+
+# -- the table ----------------------------------------------------------------------------
+COMMANDS: tuple[Command, ...] = (
+    Command("run", "run scenarios and report what survived", _configure_run, _cmd_run),
+    Command(
+        "validate", "check scenario files without running them", _configure_validate, _cmd_validate
+    ),
+    Command("show", "describe a fabric (a preset or a fabric file)", _configure_show, _cmd_show),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harness",
+        description="Break GPU-cluster networks on purpose, safely, and prove what survives.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for cmd in COMMANDS:
+        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        cmd.configure(p)
+        p.set_defaults(handler=cmd.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``harness`` command; return its exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse: --help (0) or a usage error (2)
+        return exit_.code if isinstance(exit_.code, int) else EXIT_BAD_INPUT
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        return handler(args)
+    except ScenarioError as err:
+        _error(str(err))
+        return EXIT_BAD_INPUT
+    except BackendError as err:
+        _error(f"environment: {err}")
+        return EXIT_ENVIRONMENT
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (``harness run --json | head``): no traceback, and
+        # no second error when Python flushes stdout at exit.
+        _silence_stdout()
+        return EXIT_ENVIRONMENT
+
+
+def _silence_stdout() -> None:
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def entrypoint() -> NoReturn:
+    """The console script: exit with :func:`main`'s code."""
+    raise SystemExit(main())

@@ -1,0 +1,40 @@
+"""Reporting: observers and writers over run results (reporting layer).
+
+* :class:`ConsoleReporter` -- a rich :class:`~harness.runner.RunObserver` for people;
+* :func:`json_report` / :func:`write_json` -- a machine-readable document;
+* :func:`junit_xml` / :func:`write_junit` -- JUnit XML for CI;
+* :func:`explain` -- the plain-text story of a result (pytest, JUnit);
+* :func:`fabric_document` / :func:`print_fabric` -- what ``harness show`` prints.
+"""
+
+from __future__ import annotations
+
+from harness.reporting.console import ConsoleReporter
+from harness.reporting.fabric_view import TierUsage
+from harness.reporting.fabric_view import fabric_document
+from harness.reporting.fabric_view import print_fabric
+from harness.reporting.fabric_view import tier_usage
+from harness.reporting.json_report import json_report
+from harness.reporting.json_report import write_json
+from harness.reporting.junit import junit_xml
+from harness.reporting.junit import write_junit
+from harness.reporting.outcome import RunReport
+from harness.reporting.outcome import Skipped
+from harness.reporting.text import explain
+from harness.reporting.text import failure_message
+
+__all__ = [
+    "ConsoleReporter",
+    "RunReport",
+    "Skipped",
+    "TierUsage",
+    "explain",
+    "fabric_document",
+    "failure_message",
+    "json_report",
+    "junit_xml",
+    "print_fabric",
+    "tier_usage",
+    "write_json",
+    "write_junit",
+]

@@ -1,0 +1,50 @@
+"""What one ``harness run`` produced, for the reporters (reporting layer, pure).
+
+The runner returns one :class:`~harness.runner.ScenarioResult` per scenario; a
+:class:`RunReport` gathers them with the scenarios that were skipped (their
+``backends:`` list excludes the backend of the run) so the console, JSON and
+JUnit reporters all count the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+
+from harness.runner import ScenarioResult
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A scenario that was not run, and why."""
+
+    name: str
+    path: str
+    reason: str
+
+
+@dataclass
+class RunReport:
+    """The results of one run on one backend, in the order they ran."""
+
+    backend: str
+    results: list[ScenarioResult] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> int:
+        return sum(r.status == "passed" for r in self.results)
+
+    @property
+    def failed(self) -> int:
+        return sum(r.status == "failed" for r in self.results)
+
+    @property
+    def errors(self) -> int:
+        return sum(r.status == "error" for r in self.results)
+
+    @property
+    def total(self) -> int:
+        """Scenarios that ran (or were meant to and had bad input); skips not counted."""
+        return len(self.results)

@@ -1,0 +1,113 @@
+"""Plain-text renderings of results (reporting layer, pure: strings in, strings out).
+
+Shared by the rich console, the JUnit ``<failure>`` body and the pytest
+plugin's ``repr_failure``, so a failed expectation reads the same everywhere::
+
+    scenarios/spines.yaml:14:7: all_gpus_connected
+        expected: True
+        observed: False
+        detail:   1,200 GPU pairs cannot talk
+        involved: su01/leaf-r0, su02/leaf-r0
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.runner import ExpectResult
+from harness.runner import ScenarioResult
+from harness.runner import StepResult
+
+MAX_INVOLVED = 10
+INDENT = "    "
+
+
+def format_value(value: Any) -> str:
+    """An observed value the way :meth:`harness.expect.Expect.describe` writes expectations."""
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return str(value)
+
+
+def format_involved(involved: tuple[str, ...], limit: int = MAX_INVOLVED) -> str:
+    """Element ids, at most ``limit`` of them, with a count of the rest."""
+    shown = ", ".join(involved[:limit])
+    rest = len(involved) - limit
+    return f"{shown} (+{rest} more)" if rest > 0 else shown
+
+
+def expectation_lines(e: ExpectResult) -> list[str]:
+    """One failed (or passed) expectation: where, what, expected vs observed, why."""
+    head = f"{e.where}: {e.observation}" if str(e.where) else e.observation
+    lines = [
+        head,
+        f"{INDENT}expected: {e.expected}",
+        f"{INDENT}observed: {format_value(e.observed)}",
+    ]
+    if e.detail:
+        lines.append(f"{INDENT}detail:   {e.detail}")
+    if e.involved:
+        lines.append(f"{INDENT}involved: {format_involved(e.involved)}")
+    return lines
+
+
+def step_lines(step: StepResult) -> list[str]:
+    """An inject/restore/fabric step: its plain-words text and its story."""
+    where = f"{step.where}: " if str(step.where) else ""
+    lines = [f"{where}{step.kind}: {step.text}"]
+    lines.extend(f"{INDENT}{line}" for line in step.story)
+    return lines
+
+
+def verdict(result: ScenarioResult) -> str:
+    """``failed``/``passed``/``error`` plus how many expectations failed."""
+    if result.status == "error":
+        return "error: bad input"
+    checked = sum(len(s.expectations) for s in result.steps)
+    failed = len(result.failures)
+    if failed:
+        return f"failed: {failed} of {checked} expectations"
+    return f"passed: {checked} expectations"
+
+
+def explain(result: ScenarioResult) -> str:
+    """The whole story of a scenario, for a failure report.
+
+    The steps come first (what was broken, what survived), then every failed
+    expectation with its location, so the text alone says what went wrong.
+    """
+    fabric = f" on fabric {result.fabric}" if result.fabric else ""
+    lines = [f"scenario {result.name}{fabric} (backend {result.backend}): {verdict(result)}"]
+    if result.status == "error":
+        lines.extend(f"{INDENT}{line}" for line in result.error.splitlines())
+        return "\n".join(lines)
+    told = [s for s in result.steps if s.kind != "expect"]
+    if told:
+        lines.append("steps:")
+        for step in told:
+            lines.extend(f"{INDENT}{line}" for line in step_lines(step))
+    if result.failures:
+        lines.append("failed expectations:")
+        for e in result.failures:
+            lines.extend(f"{INDENT}{line}" for line in expectation_lines(e))
+    return "\n".join(lines)
+
+
+def failure_message(result: ScenarioResult) -> str:
+    """A one-line summary: the first failed expectation, expected vs observed."""
+    if result.status == "error":
+        first = result.error.splitlines()[0] if result.error else "bad input"
+        return f"bad input: {first}"
+    fails = result.failures
+    if not fails:
+        return verdict(result)
+    e = fails[0]
+    more = f" (+{len(fails) - 1} more)" if len(fails) > 1 else ""
+    return (
+        f"{e.observation}: expected {e.expected}, observed {format_value(e.observed)} "
+        f"at {e.where}{more}"
+    )
