@@ -8,6 +8,7 @@ to ``print``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Sequence
@@ -328,8 +329,13 @@ def run_scenario(
                 steps.append(result)
                 for o in observers:
                     o.step_finished(scenario, result)
-        finally:
-            run.revert_all()
+        except BaseException:
+            # revert everything, but let the original error win: revert_all logs its own
+            # errors, and raising one here would hide why the run stopped
+            with contextlib.suppress(Exception):
+                run.revert_all()
+            raise
+        run.revert_all()
     failed = any(not s.passed for s in steps)
     return done("failed" if failed else "passed")
 
