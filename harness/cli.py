@@ -291,7 +291,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if errors:
         problems = [p for _, err in errors for p in err.problems]
         bad = len(errors)
-        print(f"{len(problems)} problem(s) in {bad} of {len(files)} file(s)", file=sys.stderr)
+        _error(f"{len(problems)} problem(s) in {bad} of {len(files)} file(s)")
         for _, err in errors:
             _error(str(err))
         return EXIT_BAD_INPUT

@@ -106,7 +106,7 @@ class ConsoleReporter:
             self._progress.advance(self._task)
         if self.quiet and result.passed:
             return
-        self.console.print(verdict_line(result))
+        self.console.print(verdict_line(result), soft_wrap=True)
         if result.status == "error":
             self.console.print(Text(_indent(result.error), style="magenta"), soft_wrap=True)
             return
