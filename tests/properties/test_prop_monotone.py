@@ -1,0 +1,99 @@
+"""Adding faults never helps: bandwidth measures never rise, lost jobs never come back.
+
+Measured per job, per leaf, per node and per GPU (plus the bisection), because the
+scenario format's default aggregates are taken over *live* elements: killing the
+worst leaf or node can raise the minimum over the survivors, by definition.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+
+from harness import strategies as hst
+from harness.analysis import Analysis
+from harness.fabric import Fabric
+from harness.fabric import two_tier
+from harness.faults import Fault
+from harness.faults import FaultState
+from harness.jobs import Job
+from harness.jobs import JobSpec
+from harness.jobs import resolve_jobs
+from harness.observation import Observation
+
+ALL_KINDS = ("kill", "drain", "cut", "optic", "degrade", "bond-member")
+EPS = 1e-9
+
+
+def jobs_for(f: Fabric) -> tuple[Job, ...]:
+    specs = [JobSpec(per_su=True)]
+    if f.servers.size > 1:
+        specs.append(JobSpec(name="all", nodes=("*",)))
+    return resolve_jobs(specs, f)
+
+
+def bandwidths(a: Analysis) -> dict[str, float]:
+    f = a.fabric
+    out = {f"busbw {j.name}": a.job_busbw_gbs(j) for j in a.jobs}
+    out |= {f"uplinks {f.ids[i]}": a.leaf_uplink_ratio(f.ids[i]) for i in f.leaves.tolist()}
+    out |= {f"nic {f.ids[s]}": a.node_nic_gbs(s) for s in f.servers.tolist()}
+    out |= {f"storage {f.ids[s]}": a.storage_gbps(s) for s in f.servers.tolist()}
+    out |= {f"nvlink {f.ids[g]}": a.nvlink_gbs(g) for g in f.gpus.tolist()}
+    if f.n_sus >= 2:
+        out["bisection"] = a.bisection_gbps
+    return out
+
+
+@st.composite
+def fabric_and_faults(draw: st.DrawFn, storage: bool = False) -> tuple[Fabric, list[Fault]]:
+    f = draw(hst.fabrics(storage=storage), label="fabric")
+    faults = draw(hst.fault_sets(f, kinds=ALL_KINDS, max_size=5), label="faults")
+    return f, faults
+
+
+def check_monotone(f: Fabric, faults: list[Fault]) -> None:
+    jobs = jobs_for(f)
+    # With two NICs behind a PCIe switch (H800), a server with a dead part lets a GPU use
+    # either NIC while a healthy one pins it to its own: killing a cut-off NIC can then
+    # reconnect its GPU (reported as a finding), so connectivity is checked on the others.
+    one_nic_per_pcie_switch = all(s.rails <= s.pcie_switches for s in f.node_specs)
+    s = FaultState.healthy(f)
+    before = Analysis(f, Observation.from_state(s), jobs)
+    healthy = before
+    for fault in faults:
+        s = s.inject(fault)
+        after = Analysis(f, Observation.from_state(s), jobs, healthy=healthy)
+        assert set(before.jobs_lost()) <= set(after.jobs_lost()), fault.describe()
+        old, new = bandwidths(before), bandwidths(after)
+        risen = {k: (old[k], new[k]) for k in old if new[k] > old[k] + EPS}
+        assert not risen, f"{fault.describe()} raised {risen}"
+        if one_nic_per_pcie_switch:
+            assert after.gpu_pairs_disconnected() >= before.gpu_pairs_disconnected()
+        before = after
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=fabric_and_faults())
+def test_adding_faults_never_raises_bandwidth_nor_saves_a_job(
+    case: tuple[Fabric, list[Fault]],
+) -> None:
+    check_monotone(*case)
+
+
+@settings(max_examples=15, deadline=None)
+@given(case=fabric_and_faults(storage=True))
+def test_monotone_with_storage(case: tuple[Fabric, list[Fault]]) -> None:
+    check_monotone(*case)
+
+
+def test_the_default_uplink_ratio_is_over_live_leaves() -> None:
+    # documented semantics, not monotone: killing the worst leaf drops it from the minimum
+    fab = two_tier(sus=1, nodes_per_su=2, spines=2, leaf_radix=8, storage=False)
+    cut = Fault.parse({"cut": "su01/leaf-r0:3--spine-01:1"})
+    s = FaultState.healthy(fab).inject(cut)
+    assert Analysis(fab, Observation.from_state(s)).leaf_uplink_ratio() == 0.5
+    s = s.inject(Fault.parse({"kill": "su01/leaf-r0"}))
+    a = Analysis(fab, Observation.from_state(s))
+    assert a.leaf_uplink_ratio() == 1.0
+    assert a.leaf_uplink_ratio("su01/leaf-r0") == 0.0
