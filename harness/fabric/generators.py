@@ -224,9 +224,9 @@ def three_tier(
     Examples
     --------
     >>> f = three_tier(sus=4, nodes_per_su=2, node="a800", sus_per_pod=2,
-    ...                spines_per_pod=2, radix=8, storage=False)
+    ...                spines_per_pod=2, radix=16, storage=False)
     >>> s = f.summary(); s["leaves"], s["spines"], s["cores"], s["tiers"]
-    (16, 4, 4, 3)
+    (16, 4, 2, 3)
     """
     tmpl = _template(node, node_overrides)
     spec = tmpl.spec
