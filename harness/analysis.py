@@ -232,20 +232,25 @@ class Analysis:
         return out
 
     def _gpu_nics(self, gpu: int) -> list[int]:
-        """NICs a GPU can use directly: up, behind its own live PCIe switch."""
+        """The GPU's own rail NIC, if it is up and reached over a live PCIe switch."""
         if not self.up[gpu]:
             return []
         if int(self.fabric.parent[gpu]) not in self.damaged_servers:
             n = self.gpu_nic.get(gpu)
             return [] if n is None else [n]
         out = []
+        rail = self.fabric.rail[gpu]
         for sw, link in self._adj(gpu):
             if self.fabric.kind[sw] != int(Kind.PCIE_SWITCH) or not self.up[sw]:
                 continue
             if self.cap[link] <= 0:
                 continue
             for nic, l2 in self._adj(sw):
-                if self.fabric.kind[nic] == int(Kind.NIC) and self.up[nic] and self.cap[l2] > 0:
+                # the same NIC as on a healthy server: with two NICs behind one PCIe switch
+                # (H100, H800, B200) the other one belongs to the neighbouring GPU
+                if self.fabric.kind[nic] != int(Kind.NIC) or self.fabric.rail[nic] != rail:
+                    continue
+                if self.up[nic] and self.cap[l2] > 0:
                     out.append(nic)
         return out
 
