@@ -54,10 +54,6 @@ def fabric_and_faults(draw: st.DrawFn, storage: bool = False) -> tuple[Fabric, l
 
 def check_monotone(f: Fabric, faults: list[Fault]) -> None:
     jobs = jobs_for(f)
-    # With two NICs behind a PCIe switch (H800), a server with a dead part lets a GPU use
-    # either NIC while a healthy one pins it to its own: killing a cut-off NIC can then
-    # reconnect its GPU (reported as a finding), so connectivity is checked on the others.
-    one_nic_per_pcie_switch = all(s.rails <= s.pcie_switches for s in f.node_specs)
     s = FaultState.healthy(f)
     before = Analysis(f, Observation.from_state(s), jobs)
     healthy = before
@@ -68,8 +64,8 @@ def check_monotone(f: Fabric, faults: list[Fault]) -> None:
         old, new = bandwidths(before), bandwidths(after)
         risen = {k: (old[k], new[k]) for k in old if new[k] > old[k] + EPS}
         assert not risen, f"{fault.describe()} raised {risen}"
-        if one_nic_per_pcie_switch:
-            assert after.gpu_pairs_disconnected() >= before.gpu_pairs_disconnected()
+        assert after.gpu_pairs_disconnected() >= before.gpu_pairs_disconnected()
+        assert after.gpus_isolated() >= before.gpus_isolated()
         before = after
 
 

@@ -303,6 +303,20 @@ def test_pxn_rescues_gpus_behind_a_dead_leaf() -> None:
     assert a.jobs_lost() == ["su01"]  # PXN is a connect-time choice, not failover
 
 
+def test_a_gpu_keeps_its_own_nic_when_another_part_of_its_server_dies() -> None:
+    # H100: two GPUs and two NICs per PCIe switch; gpu0 uses nic0 only (no runtime reroute),
+    # whether or not some unrelated part of the server (an NVSwitch) is down
+    cut = {"cut": "su01/node01/nic0:1--su01/leaf-r0:1"}
+    f = fabric("superpod-h100")
+    for faults in [(cut,), (cut, {"kill": "su01/node01/nvsw3"})]:
+        a = analyse(f, *faults)
+        assert a.gpus_isolated() == 1
+        assert a.gpu_pairs_disconnected() == 1008  # gpu0 with every GPU of the other 126 nodes
+        assert a.path("su01/node01/gpu0", "su02/node01/gpu0") == ("disconnected", -1)
+        assert a.path("su01/node01/gpu0", "su02/node01/gpu0", pxn=True) == ("cross-su", 3)
+        assert a.gpus_isolated(pxn=True) == 0
+
+
 def test_path_errors() -> None:
     h = analyse(fabric("seed-a800"))
     with pytest.raises(ScenarioError, match=r"'su01/node01/gpu9' is not a GPU .*did you mean"):
