@@ -224,6 +224,12 @@ class CaseEvaluator:
         return inter
 
     @cached_property
+    def _gpu_totals(self) -> tuple[int, int, int]:
+        """(GPUs, base GPUs without a direct path, base GPUs without a PXN path)."""
+        n_s, e_d, e_p, _ = self._gpu_state
+        return sum(n_s.values()), sum(e_d.values()), sum(e_p.values())
+
+    @cached_property
     def _base_pairs(self) -> tuple[int, int, int, int]:
         """(intra-server bad pairs direct, pxn, inter direct, inter pxn) of the base."""
         n_s, e_d, e_p, _ = self._gpu_state
@@ -277,10 +283,32 @@ class CaseEvaluator:
                 by_switch[b].append(int(f.parent[a]))
         return base, healthy, by_switch
 
+    @cached_property
+    def _storage_share(
+        self,
+    ) -> tuple[
+        dict[int, float], dict[int, float], dict[int, float], dict[int, list[tuple[int, float]]]
+    ]:
+        """Per storage switch: uplink share, live uplinks, demand, (server, member Gb/s)."""
+        f = self.fabric
+        up_live: dict[int, float] = defaultdict(float)
+        demand: dict[int, float] = defaultdict(float)
+        members: dict[int, list[tuple[int, float]]] = defaultdict(list)
+        for i in f.links_of_kind(LinkKind.STORAGE).tolist():
+            a, b = int(f.link_a[i]), int(f.link_b[i])
+            c = float(self.base.cap[i])
+            if f.kind[a] == int(Kind.STORAGE_SWITCH):
+                up_live[a] += c
+            elif c > 0:
+                demand[b] += c
+                members[b].append((int(f.parent[a]), c))
+        shares = {sw: min(1.0, up_live[sw] / d) if d else 1.0 for sw, d in demand.items()}
+        return shares, up_live, demand, members
+
     def prepare(self) -> None:
         """Do the one linear pass now (otherwise it happens on the first case)."""
         _ = (self._switch_graph, self._ports, self._leaf_ports, self._gpu_state,
-             self._base_pairs, self._uplinks, self._flows, self._busbw, self._storage,
+             self._base_pairs, self._gpu_totals, self._leaf_pos, self._base_uplink, self._uplinks, self._flows, self._busbw, self._storage,
              self._base_lost, self._single_component)  # fmt: skip
 
     # -- evaluation ----------------------------------------------------------------
@@ -329,6 +357,152 @@ class CaseEvaluator:
         after = np.unique(np.stack([base[rest], labels[rest]]), axis=1).shape[1]
         return bool(after != before)
 
+    def evaluate_singles(self, singles: Sequence[Failure]) -> list[CaseResult]:
+        """Evaluate many single failures; the common ones in bulk (numpy), the rest one by one.
+
+        Bulk classes (exactly what :meth:`evaluate` would return for them):
+        a live switch-to-switch cable that is not a bridge, when no job flow
+        crosses the leaves (only the leaf's uplink ratio moves); and a live
+        single-port NIC, or its access cable, on an undamaged server (the NIC is
+        cut: its GPUs lose their direct path, the server's multi-server jobs are lost).
+        """
+        out: list[CaseResult | None] = [None] * len(singles)
+        if not self._single_component:
+            return [self.evaluate([x]) for x in singles]
+        f = self.fabric
+        _, _, bridges = self._switch_graph
+        no_flows = self._flows[0].size == 0
+        cables: list[int] = []
+        nics: list[tuple[int, int]] = []  # (position, nic)
+        for pos, x in enumerate(singles):
+            if x.kind == "element":
+                i = x.index
+                if int(f.kind[i]) == int(Kind.NIC) and self._bulk_nic(i):
+                    nics.append((pos, i))
+                continue
+            i = x.index
+            if self.base.cap[i] <= 0 or self.bisection:
+                continue
+            lk = int(f.link_kind[i])
+            if lk in (int(LinkKind.LEAF_SPINE), int(LinkKind.SPINE_CORE)):
+                if no_flows and i not in bridges:
+                    cables.append(pos)
+            elif lk == int(LinkKind.ACCESS):
+                nic = int(f.link_a[i])
+                if self._bulk_nic(nic):
+                    nics.append((pos, nic))
+        self._bulk_cables(singles, cables, out)
+        self._bulk_nics(singles, nics, out)
+        return [r if r is not None else self.evaluate([singles[k]]) for k, r in enumerate(out)]
+
+    def _bulk_nic(self, nic: int) -> bool:
+        f = self.fabric
+        srv = int(f.parent[nic])
+        return (
+            bool(self.base.up[nic])
+            and len(self._ports.get(nic, {})) == 1
+            and f.node_spec(nic).nic_ports == 1
+            and srv not in self.base.damaged_servers
+        )
+
+    @cached_property
+    def _base_metrics(self) -> tuple[int, int, float, float, float]:
+        """Base (pairs pxn, pairs direct, uplink ratio, min busbw ratio, storage ratio)."""
+        intra_d, intra_p, inter_d, inter_p = self._base_pairs
+        leaves, ratios = self._base_uplink
+        base, healthy = self._busbw
+        bw = np.where(healthy > 0, base / np.where(healthy > 0, healthy, 1), 0.0)
+        return (
+            intra_p + inter_p,
+            intra_d + inter_d,
+            float(ratios.min()) if ratios.size else 0.0,
+            float(bw.min()) if bw.size else 1.0,
+            self._base_storage_ratio if self._storage[0] else 1.0,
+        )
+
+    def _bulk_cables(
+        self, singles: Sequence[Failure], positions: list[int], out: list[CaseResult | None]
+    ) -> None:
+        if not positions:
+            return
+        f = self.fabric
+        pairs_p, pairs_d, up_min, bw_min, storage = self._base_metrics
+        links = np.array([singles[p].index for p in positions], dtype=np.int64)
+        ratio = np.full(links.size, up_min)
+        ls = f.link_kind[links] == int(LinkKind.LEAF_SPINE)
+        leaves, ratios = self._base_uplink
+        if ls.any() and ratios.size:
+            live, full = self._uplinks
+            leaf = f.link_a[links[ls]]
+            pos = np.array([self._leaf_pos.get(int(x), -1) for x in leaf.tolist()])
+            order = np.sort(ratios)
+            m1 = order[0]
+            m2 = order[1] if order.size > 1 else np.inf
+            arg = int(np.argmin(ratios))
+            excl = np.where(pos == arg, m2, m1)
+            new = (live[leaf] - self.base.cap[links[ls]]) / np.where(full[leaf] > 0, full[leaf], 1)
+            ratio[ls] = np.minimum(excl, np.where(pos >= 0, new, np.inf))
+        for k, p in enumerate(positions):
+            out[p] = CaseResult((singles[p],), pairs_p, pairs_d, (), float(ratio[k]), bw_min,
+                                storage, False)  # fmt: skip
+
+    @cached_property
+    def _nic_tables(self) -> tuple[dict[int, int], dict[int, int], dict[int, tuple[str, ...]]]:
+        """Per NIC: GPUs that use it directly; per server: live NICs; multi-server jobs."""
+        f = self.fabric
+        gpus_on: dict[int, int] = defaultdict(int)
+        for g, n in self.base.gpu_nic.items():
+            if self.base.up[g]:
+                gpus_on[n] += 1
+        live_nics: dict[int, int] = defaultdict(int)
+        for n in self._ports:
+            if self.base.up[n]:
+                live_nics[int(f.parent[n])] += 1
+        jobs: dict[int, tuple[str, ...]] = {}
+        for s, js in self._job_of_server.items():
+            jobs[s] = tuple(sorted(
+                self.jobs[j].name for j in js
+                if len(self.jobs[j].servers) > 1 and self.jobs[j].name not in self._base_lost
+            ))  # fmt: skip
+        return gpus_on, live_nics, jobs
+
+    def _bulk_nics(
+        self, singles: Sequence[Failure], items: list[tuple[int, int]], out: list[CaseResult | None]
+    ) -> None:
+        if not items:
+            return
+        f = self.fabric
+        _, pairs_d_base, up_min, bw_min, storage = self._base_metrics
+        intra_d, intra_p, inter_d, inter_p = self._base_pairs
+        total, ed_base, ep_base = self._gpu_totals
+        n_s, e_d, e_p, _ = self._gpu_state
+        gpus_on, live_nics, jobs = self._nic_tables
+
+        def fe(e: int) -> int:
+            return e * (total - e) + e * (e - 1) // 2
+
+        def ge(n: int, e: int) -> int:
+            return e * (n - e) + e * (e - 1) // 2
+
+        for p, nic in items:
+            s = int(f.parent[nic])
+            n = n_s[s]
+            new_d = e_d[s] + gpus_on.get(nic, 0)
+            new_p = n if live_nics.get(s, 0) <= 1 else e_p[s]
+            inter_d2 = (
+                inter_d - fe(ed_base) + fe(ed_base + new_d - e_d[s]) + ge(n, e_d[s]) - ge(n, new_d)
+            )
+            inter_p2 = (
+                inter_p - fe(ep_base) + fe(ep_base + new_p - e_p[s]) + ge(n, e_p[s]) - ge(n, new_p)
+            )
+            lost = jobs.get(s, ())
+            reasons = tuple(f"{j}: {f.ids[nic]} cut off" for j in lost)
+            out[p] = CaseResult(
+                (singles[p],), intra_p + inter_p2, intra_d + inter_d2, lost, up_min,
+                0.0 if lost else bw_min, storage, False, None, reasons[:6],
+            )  # fmt: skip
+        _ = pairs_d_base
+
     def evaluate(self, failures: Sequence[Failure]) -> CaseResult:
         f = self.fabric
         fast_kinds = COMPUTE_SWITCH_KINDS | {Kind.NIC, Kind.NODE, Kind.STORAGE_SWITCH,
@@ -374,13 +548,20 @@ class CaseEvaluator:
                 elif k is Kind.NODE:
                     dead_servers.add(i)
                 elif k is Kind.STORAGE_SWITCH:
-                    for s in s_by_switch.get(i, []):
-                        per = s_base[s] / max(f.node_spec(s).storage_nics, 1)
-                        storage_hit[s] = storage_hit.get(s, s_base[s]) - per
+                    share = self._storage_share[0].get(i, 1.0)
+                    for s, c in self._storage_share[3].get(i, []):
+                        storage_hit[s] = storage_hit.get(s, s_base[s]) - c * share
                 elif k is Kind.STORAGE_NIC:
                     s = int(f.parent[i])
-                    per = s_base[s] / max(f.node_spec(s).storage_nics, 1)
-                    storage_hit[s] = storage_hit.get(s, s_base[s]) - per
+                    for link in f.links_at(i).tolist():
+                        if (
+                            int(f.link_kind[link]) == int(LinkKind.STORAGE)
+                            and self.base.cap[link] > 0
+                        ):
+                            share = self._storage_share[0].get(int(f.link_b[link]), 1.0)
+                            storage_hit[s] = (
+                                storage_hit.get(s, s_base[s]) - float(self.base.cap[link]) * share
+                            )
             else:
                 if self.base.cap[i] <= 0:
                     continue
@@ -396,7 +577,17 @@ class CaseEvaluator:
                     a = int(f.link_a[i])
                     if f.kind[a] == int(Kind.STORAGE_NIC):
                         s = int(f.parent[a])
-                        storage_hit[s] = storage_hit.get(s, s_base[s]) - float(self.base.cap[i])
+                        share = self._storage_share[0].get(int(f.link_b[i]), 1.0)
+                        storage_hit[s] = (
+                            storage_hit.get(s, s_base[s]) - float(self.base.cap[i]) * share
+                        )
+                    else:  # a storage switch uplink: every server behind it shares less
+                        shares, up_live, demand, members = self._storage_share
+                        old = shares.get(a, 1.0)
+                        new = min(1.0, (up_live[a] - float(self.base.cap[i])) / demand[a]) if (
+                            demand.get(a)) else 1.0  # fmt: skip
+                        for s, c in members.get(a, []):
+                            storage_hit[s] = storage_hit.get(s, s_base[s]) - c * (old - new)
         # NICs cut (no live port left) or degraded (a port lost)
         cut: set[int] = set()
         degraded: set[int] = set()
@@ -463,12 +654,12 @@ class CaseEvaluator:
                     new_e_p[s] += len(group)
             dead_gpus = sum(1 for g in gpus if not up[g])
             new_e_p[s] += dead_gpus
-        total = sum(n_s.values())
-        ed_total = sum(e_d.values()) + sum(new_e_d[s] - e_d[s] for s in touched)
-        ep_total = sum(e_p.values()) + sum(new_e_p[s] - e_p[s] for s in touched)
+        total, ed_base, ep_base = self._gpu_totals
+        ed_total = ed_base + sum(new_e_d[s] - e_d[s] for s in touched)
+        ep_total = ep_base + sum(new_e_p[s] - e_p[s] for s in touched)
 
         def inter(base_inter: int, base_e: dict[int, int], new_e: dict[int, int], et: int) -> int:
-            base_total_e = sum(base_e.values())
+            base_total_e = ed_base if base_e is e_d else ep_base
             value = base_inter
             value -= base_total_e * (total - base_total_e) + base_total_e * (base_total_e - 1) // 2
             value += et * (total - et) + et * (et - 1) // 2
@@ -523,6 +714,11 @@ class CaseEvaluator:
         leaves = leaves[full[leaves] > 0]
         return leaves, live[leaves] / full[leaves]
 
+    @cached_property
+    def _leaf_pos(self) -> dict[int, int]:
+        leaves, _ = self._base_uplink
+        return {int(x): i for i, x in enumerate(leaves.tolist())}
+
     def _uplink_ratio(
         self, changed: dict[int, float], dead: set[int], dead_servers: set[int]
     ) -> float:
@@ -533,7 +729,7 @@ class CaseEvaluator:
             return float(ratios.min())
         _, full = self._uplinks
         r = ratios.copy()
-        pos = {int(x): i for i, x in enumerate(leaves.tolist())} if changed or dead else {}
+        pos = self._leaf_pos
         for leaf, live in changed.items():
             if leaf in pos:
                 r[pos[leaf]] = live / full[leaf]

@@ -138,8 +138,15 @@ def evaluate_shard(spec: SweepSpec, start: int, stop: int) -> tuple[list[CaseRes
     """Evaluate cases[start:stop] (runs in a worker process or on a Dask worker)."""
     ev, cases = _evaluator(spec)
     before = ev.exact_cases
-    out = [ev.evaluate(c) for c in cases[start:stop]]
+    out = _evaluate(ev, cases[start:stop])
     return out, ev.exact_cases - before
+
+
+def _evaluate(ev: CaseEvaluator, cases: Sequence[tuple[Failure, ...]]) -> list[CaseResult]:
+    """Singles in bulk (same answers, vectorized), pairs one by one, order kept."""
+    singles = [c[0] for c in cases if len(c) == 1]
+    bulk = iter(ev.evaluate_singles(singles))
+    return [next(bulk) if len(c) == 1 else ev.evaluate(c) for c in cases]
 
 
 def _shards(n: int, parts: int) -> list[tuple[int, int]]:
@@ -165,11 +172,11 @@ def run_sweep(
     if scheduler is None and workers <= 1:
         ev, _ = _evaluator(spec)
         before = ev.exact_cases
-        step = max(1, total // 100)
-        for i, c in enumerate(cases):
-            results.append(ev.evaluate(c))
-            if progress and (i % step == 0 or i == total - 1):
-                progress(i + 1, total)
+        step = max(1000, total // 50)
+        for i in range(0, total, step):
+            results.extend(_evaluate(ev, cases[i : i + step]))
+            if progress:
+                progress(len(results), total)
         exact = ev.exact_cases - before
     else:
         shards = _shards(total, (workers if scheduler is None else 8) * 4)
