@@ -46,6 +46,13 @@ from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 from harness.fabric.presets import PRESETS
 from harness.fabric.presets import preset
+from harness.faults import Fault
+from harness.jobs import resolve_jobs
+from harness.live_state import faults_from_audit
+from harness.live_state import load_jobs
+from harness.live_state import load_state_file
+from harness.reporting.changes import print_risk
+from harness.reporting.changes import print_sweep
 from harness.reporting.console import ConsoleReporter
 from harness.reporting.fabric_view import fabric_document
 from harness.reporting.fabric_view import print_fabric
@@ -53,12 +60,25 @@ from harness.reporting.json_report import write_json
 from harness.reporting.junit import write_junit
 from harness.reporting.outcome import RunReport
 from harness.reporting.outcome import Skipped
+from harness.risk import DEFAULT_MARGIN_CATEGORIES
+from harness.risk import assess
+from harness.risk import parse_budget
+from harness.risk import parse_change
+from harness.risk import to_json as risk_json
 from harness.runner import RunObserver
 from harness.runner import ScenarioResult
 from harness.runner import run_scenario
 from harness.scenario.load import discover
 from harness.scenario.load import load_file
 from harness.scenario.model import Scenario
+from harness.sweep.cases import CATEGORIES
+from harness.sweep.cases import DEFAULT_CATEGORIES
+from harness.sweep.cases import parse_categories
+from harness.sweep.report import plot
+from harness.sweep.report import to_json as sweep_json
+from harness.sweep.report import write_csv
+from harness.sweep.run import SweepSpec
+from harness.sweep.run import run_sweep
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -371,6 +391,261 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- harness risk ---------------------------------------------------------------------
+def _configure_risk(p: argparse.ArgumentParser) -> None:
+    p.add_argument("fabric", metavar="FABRIC", help="a preset name or a fabric file")
+    p.add_argument(
+        "--change",
+        required=True,
+        metavar="CHANGE",
+        help='the change, e.g. "drain spine-05,spine-06" (parts separated by ;)',
+    )
+    p.add_argument(
+        "--state",
+        metavar="FILE",
+        help="faults already present: a YAML list of faults, or a live topology "
+        "dump (ibnetdiscover, SimAI, containerlab) compared with FABRIC",
+    )
+    p.add_argument(
+        "--jobs",
+        default="per-su",
+        metavar="FILE|per-su",
+        help="the jobs: a YAML list of jobs, or per-su (default)",
+    )
+    p.add_argument(
+        "--budget",
+        default="jobs_lost=0",
+        metavar="RULES",
+        help='what must hold, e.g. "jobs_lost=0,bandwidth>=0.9" (default jobs_lost=0)',
+    )
+    p.add_argument(
+        "--require-margin",
+        type=int,
+        default=0,
+        choices=(0, 1),
+        help="1: no single further failure may break the budget either",
+    )
+    p.add_argument(
+        "--elements",
+        default=",".join(DEFAULT_MARGIN_CATEGORIES),
+        metavar="LIST",
+        help="what the N+1 margin fails (default switches,cables,optics,nics)",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+
+
+def _state_faults(fabric: Fabric, value: str | None) -> tuple[list[Fault], list[str]]:
+    if value is None:
+        return [], []
+    path = Path(value)
+    if not path.is_file():
+        msg = f"--state {value}: no such file"
+        raise ScenarioError(msg)
+    from harness.importers import sniff_format
+
+    if sniff_format(path) is None:
+        return load_state_file(path), []
+    from harness.importers import load_dump
+    from harness.importers.audit import diff_fabrics
+
+    live = load_dump(path)
+    return faults_from_audit(fabric, diff_fabrics(live, fabric))
+
+
+def _cmd_risk(args: argparse.Namespace) -> int:
+    fabric = _load_fabric(args.fabric)
+    jobs = resolve_jobs(load_jobs(args.jobs), fabric)
+    state, notes = _state_faults(fabric, args.state)
+    for note in notes:
+        _note(note)
+    report = assess(
+        fabric,
+        jobs,
+        parse_change(args.change),
+        parse_budget(args.budget),
+        state=state,
+        margin_categories=parse_categories(args.elements),
+        require_margin=args.require_margin,
+    )
+    if args.json:
+        sys.stdout.write(json.dumps(risk_json(report), indent=2) + "\n")
+    else:
+        print_risk(_stdout(), report)
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+# -- harness sweep --------------------------------------------------------------------
+def _configure_sweep(p: argparse.ArgumentParser) -> None:
+    p.add_argument("fabric", metavar="FABRIC", help="a preset name or a fabric file")
+    p.add_argument(
+        "--jobs",
+        default="per-su",
+        metavar="FILE|per-su",
+        help="the jobs: a YAML list of jobs, or per-su (default)",
+    )
+    p.add_argument(
+        "--elements",
+        default=",".join(DEFAULT_CATEGORIES),
+        metavar="LIST",
+        help="what fails: " + ",".join(CATEGORIES) + " (default switches,cables,nics)",
+    )
+    p.add_argument(
+        "--depth",
+        type=int,
+        default=1,
+        choices=(1, 2),
+        help="1: every single failure; 2: also every pair of switch failures and "
+        "a seeded sample of other pairs",
+    )
+    p.add_argument(
+        "--pairs",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="depth 2: size of the sample of non-switch pairs (default 1000)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="depth 2: seed of the pair sample")
+    p.add_argument("--state", metavar="FILE", help="faults already present (as for risk)")
+    p.add_argument(
+        "--bisection",
+        action="store_true",
+        help="also compute the bisection ratio of every case (exact max-flow; slower)",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+    p.add_argument("--csv", type=Path, metavar="FILE", help="write every case to a CSV file")
+    p.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE.png",
+        help="write an SU x rail heatmap and a bandwidth histogram",
+    )
+    p.add_argument("--workers", type=int, default=1, metavar="N", help="local worker processes")
+    p.add_argument(
+        "--scheduler", metavar="ADDRESS", help="run the shards on this Dask distributed scheduler"
+    )
+    p.add_argument("--top", type=int, default=20, metavar="N", help="rows in the ranked table")
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from rich.progress import Progress
+
+    fabric = _load_fabric(args.fabric)
+    jobs = load_jobs(args.jobs)
+    resolve_jobs(jobs, fabric)  # bad job patterns are bad input, before any work
+    state, notes = _state_faults(fabric, args.state)
+    for note in notes:
+        _note(note)
+    if args.workers < 1:
+        msg = f"--workers {args.workers}: give 1 or more"
+        raise ScenarioError(msg)
+    spec = SweepSpec(
+        args.fabric if args.workers > 1 or args.scheduler else fabric,
+        tuple(jobs),
+        tuple(state),
+        parse_categories(args.elements),
+        args.depth,
+        args.pairs,
+        args.seed,
+        args.bisection,
+    )
+    show = not args.json and sys.stdout.isatty()
+    try:
+        with Progress(disable=not show, transient=True) as bar:
+            task = bar.add_task("sweeping", total=None)
+
+            def progress(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            result = run_sweep(
+                spec, workers=args.workers, scheduler=args.scheduler, progress=progress
+            )
+    except OSError as err:
+        msg = f"cannot reach the Dask scheduler {args.scheduler}"
+        raise BackendError(msg, err) from err
+    if args.csv is not None:
+        write_csv(result, args.csv)
+    if args.plot is not None:
+        plot(result, args.plot)
+    if args.json:
+        sys.stdout.write(json.dumps(sweep_json(result), indent=2) + "\n")
+    else:
+        print_sweep(_stdout(), result, top=args.top)
+    return EXIT_OK
+
+
+# -- harness audit --------------------------------------------------------------------
+def _configure_audit(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "dump",
+        type=Path,
+        metavar="DUMP",
+        help="a live topology dump (ibnetdiscover, SimAI, containerlab)",
+    )
+    p.add_argument(
+        "--design",
+        required=True,
+        metavar="FABRIC",
+        help="the intended design: a preset name or a fabric file",
+    )
+    p.add_argument("--format", dest="fmt", default=None, help="the dump's format (default: sniff)")
+    p.add_argument(
+        "--jobs",
+        default="per-su",
+        metavar="FILE|per-su",
+        help="jobs whose exposure to report (default per-su)",
+    )
+    p.add_argument(
+        "--budget",
+        default="jobs_lost=0",
+        metavar="RULES",
+        help="budget for the risk of the live state (default jobs_lost=0)",
+    )
+    p.add_argument("--no-ports", action="store_true", help="compare cables without port numbers")
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from harness.importers import load_dump
+    from harness.importers.audit import diff_fabrics
+
+    design = _load_fabric(args.design)
+    live = load_dump(args.dump, args.fmt)
+    audit = diff_fabrics(live, design, ports=not args.no_ports)
+    faults, notes = faults_from_audit(design, audit)
+    jobs = resolve_jobs(load_jobs(args.jobs), design)
+    report = (
+        assess(design, jobs, (), parse_budget(args.budget), state=(), margin=True)
+        if (not faults)
+        else assess(design, jobs, faults, parse_budget(args.budget))
+    )
+    if args.json:
+        doc = {
+            "dump": str(args.dump),
+            "design": design.name,
+            "differences": audit.lines(),
+            "ok": audit.ok,
+            "not_modelled": notes,
+            "risk": risk_json(report),
+        }
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        console = _stdout()
+        if audit.ok:
+            console.print(f"[green]{args.dump} matches the design {design.name}[/]")
+        else:
+            console.print(
+                f"[bold red]{len(audit.lines())} difference(s)[/] between {args.dump} "
+                f"and the design {design.name}:"
+            )
+            for line in audit.lines():
+                console.print(f"  {line}", highlight=False)
+        for note in notes:
+            console.print(f"  [dim]{note}[/]", highlight=False)
+        console.print("[bold]risk of the live state[/] (the differences applied to the design):")
+        print_risk(console, report)
+    return EXIT_OK if audit.ok and report.ok else EXIT_FAILED
+
+
 # -- the table ----------------------------------------------------------------------------
 COMMANDS: tuple[Command, ...] = (
     Command("run", "run scenarios and report what survived", _configure_run, _cmd_run),
@@ -378,6 +653,16 @@ COMMANDS: tuple[Command, ...] = (
         "validate", "check scenario files without running them", _configure_validate, _cmd_validate
     ),
     Command("show", "describe a fabric (a preset or a fabric file)", _configure_show, _cmd_show),
+    Command("risk", "the blast radius of a change and its N+1 margin", _configure_risk, _cmd_risk),
+    Command(
+        "sweep",
+        "every single (and paired) failure of a fabric, ranked",
+        _configure_sweep,
+        _cmd_sweep,
+    ),
+    Command(
+        "audit", "a live topology dump against the intended design", _configure_audit, _cmd_audit
+    ),
 )
 
 
