@@ -794,11 +794,11 @@ class Analysis:
             return 0.0
         f = self.fabric
         nvlink = min(
-            (self.nvlink_gbs(g) / 2 for s in job.servers for g in self.parts(s, Kind.GPU)),
+            (self.intra_gbs(g) for s in job.servers for g in self.parts(s, Kind.GPU)),
             default=0.0,
         )
         if len(job.servers) < 2:
-            return nvlink
+            return nvlink if np.isfinite(nvlink) else 0.0  # one GPU: no collective
         rates: dict[int, float] = {}
         for s in job.servers:
             for n in self.parts(s, Kind.NIC):
@@ -841,6 +841,24 @@ class Analysis:
     def nvlink_gbs(self, gpu: int) -> float:
         """Bidirectional NVLink bandwidth of one GPU (GB/s) through live NVSwitches."""
         return float(self.nvlink_rates[gpu])
+
+    def intra_gbs(self, gpu: int) -> float:
+        """One-way bandwidth a GPU has to the other GPUs of its server (GB/s).
+
+        NVLink (half the bidirectional figure); with no NVLink left, its PCIe
+        link, if the server's GPUs can still reach each other through the CPUs.
+        """
+        nv = float(self.nvlink_rates[gpu]) / 2
+        if nv > 0 or not self.up[gpu]:
+            return nv
+        srv = int(self.fabric.parent[gpu])
+        if not any(gpu in g and len(g) > 1 for g in self._intra_connected(srv)):
+            return 0.0 if len(self.parts(srv, Kind.GPU)) > 1 else float("inf")
+        return max(
+            (float(self.cap[link]) / 8.0 for sw, link in self._adj(gpu)
+             if self.fabric.kind[sw] == int(Kind.PCIE_SWITCH)),
+            default=0.0,
+        )  # fmt: skip
 
     def node_nic_gbs(self, server: int) -> float:
         if not self.up[server]:

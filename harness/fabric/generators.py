@@ -38,6 +38,7 @@ from harness.fabric.nodes import NodeTemplate
 from harness.fabric.nodes import node_template
 
 STORAGE_UPLINK_GBPS = 100.0
+IB_LANES = 4  # compute cables are 4x (HDR/NDR: 4 lanes); `degrade: {lanes: 1}` = 4x -> 1x
 
 
 def _template(node: str | NodeTemplate, overrides: dict[str, Any] | None) -> NodeTemplate:
@@ -186,12 +187,13 @@ def two_tier(
         for r in range(rails):
             leaf = b.add(f"{c.su_id(s)}/leaf-r{r}", Kind.LEAF, su=s, rail=r, ports=leaf_radix)
             for n in range(1, counts[s - 1] + 1):
-                b.link(c.nics[s, n][r], leaf, LinkKind.ACCESS, spec.nic_gbps, a_port=1, b_port=n)
+                b.link(c.nics[s, n][r], leaf, LinkKind.ACCESS, spec.nic_gbps, a_port=1, b_port=n,
+                       lanes=IB_LANES)
             port = down
             for sp in spine_ids:
                 for _ in range(cables_per_pair):
                     port += 1
-                    b.link(leaf, sp, LinkKind.LEAF_SPINE, up, a_port=port)
+                    b.link(leaf, sp, LinkKind.LEAF_SPINE, up, a_port=port, lanes=IB_LANES)
     if storage:
         c.storage()
     params = {"generator": "two-tier", "sus": sus, "nodes_per_su": nodes_per_su,
@@ -283,17 +285,17 @@ def three_tier(
                 leaf = b.add(f"{c.su_id(s)}/leaf-r{r}", Kind.LEAF, su=s, rail=r, pod=p, ports=radix)
                 for n in range(1, counts[s - 1] + 1):
                     b.link(c.nics[s, n][r], leaf, LinkKind.ACCESS, spec.nic_gbps,
-                           a_port=1, b_port=n)  # fmt: skip
+                           a_port=1, b_port=n, lanes=IB_LANES)  # fmt: skip
                 port = down
                 for sp in pod_spines:
                     for _ in range(cables_per_pair):
                         port += 1
-                        b.link(leaf, sp, LinkKind.LEAF_SPINE, up, a_port=port)
+                        b.link(leaf, sp, LinkKind.LEAF_SPINE, up, a_port=port, lanes=IB_LANES)
         for j, sp in enumerate(pod_spines, start=1):
             b._next_port[sp] = spine_down + 1  # uplinks after the down ports
             for k in range(spine_up):
                 core = cores[j, ((p - 1) * spine_up + k) % cores_per_group + 1]
-                b.link(sp, core, LinkKind.SPINE_CORE, up)
+                b.link(sp, core, LinkKind.SPINE_CORE, up, lanes=IB_LANES)
     if storage:
         c.storage()
     params = {"generator": "three-tier", "sus": sus, "nodes_per_su": nodes_per_su,
@@ -364,12 +366,12 @@ def dual_tor(
                 )  # fmt: skip
                 for n in range(1, counts[s - 1] + 1):
                     b.link(c.nics[s, n][r], leaf, LinkKind.ACCESS, spec.nic_gbps,
-                           a_port=p, b_port=n)  # fmt: skip
+                           a_port=p, b_port=n, lanes=IB_LANES)  # fmt: skip
                 port = down
                 for k in range(uplinks):
                     port += 1
                     spine = planes[p][k % spines_per_plane]
-                    b.link(leaf, spine, LinkKind.LEAF_SPINE, uplink_gbps, a_port=port)
+                    b.link(leaf, spine, LinkKind.LEAF_SPINE, uplink_gbps, a_port=port, lanes=IB_LANES)
     if storage:
         c.storage()
     params = {"generator": "dual-tor", "segments": segments,

@@ -136,7 +136,7 @@ def test_degrade_fraction_and_lanes() -> None:
         ({"cut": NVLINK}, f"selector {NVLINK!r} matches no cables"),
         ({"degrade": {"target": NVLINK, "lanes": 2}},
          f"degrade to 2 lane(s): {NVLINK} has only 2; give fewer lanes or use fraction:"),
-        ({"degrade": {"target": ACCESS, "lanes": 1}}, "has only 1"),
+        ({"degrade": {"target": ACCESS, "lanes": 4}}, "has only 4"),
         ({"kill": "spine-99"}, "matches no elements; closest: spine-19"),
     ],
 )  # fmt: skip
