@@ -1,0 +1,5 @@
+"""The broken scenarios here are inputs of tests/unit/test_load.py, never test items."""
+
+from __future__ import annotations
+
+collect_ignore_glob = ["*.yaml", "*.yml"]
