@@ -34,6 +34,7 @@ from harness.errors import FabricDesignError
 from harness.errors import Problem
 from harness.fabric.builder import FabricBuilder
 from harness.fabric.generators import GENERATORS
+from harness.fabric.generators import IB_LANES
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
@@ -57,7 +58,7 @@ EXPLICIT_FORM_KEYS = ("name", "description", "tiers", "nodes", "switches", "link
 FILE_KEYS = tuple(dict.fromkeys(GENERATOR_FORM_KEYS + EXPLICIT_FORM_KEYS))
 NODE_KEYS = ("id", "model", "su", "node", "pod", "overrides")
 SWITCH_KEYS = ("id", "kind", "ports", "su", "rail", "pod", "plane")
-LINK_KEYS = ("a", "b", "kind", "gbps", "a_port", "b_port", "count")
+LINK_KEYS = ("a", "b", "kind", "gbps", "a_port", "b_port", "count", "lanes")
 
 SWITCH_KINDS: dict[str, Kind] = {
     "leaf": Kind.LEAF,
@@ -119,6 +120,7 @@ class _Link:
     a_port: int | None
     b_port: int | None
     count: int
+    lanes: int
     path: KeyPath
 
 
@@ -409,8 +411,13 @@ def _links(c: Checker, raw: Any) -> list[_Link]:
         a_port = _int(c, body, path, "a_port", default=0, minimum=1) if "a_port" in body else None
         b_port = _int(c, body, path, "b_port", default=0, minimum=1) if "b_port" in body else None
         count = _int(c, body, path, "count", default=1, minimum=1)
+        # compute cables are 4x, as the generators make them (degrade {lanes: 1} = 4x -> 1x)
+        lanes_default = 1 if kind is LinkKind.STORAGE else IB_LANES
+        lanes = _int(c, body, path, "lanes", default=lanes_default, minimum=1)
         if kind is not None and len(c.problems) == before:
-            out.append(_Link(body["a"], body["b"], kind, float(gbps), a_port, b_port, count, path))
+            out.append(
+                _Link(body["a"], body["b"], kind, float(gbps), a_port, b_port, count, lanes, path)
+            )
     return out
 
 
@@ -475,8 +482,8 @@ def _explicit(
         c.problems.extend(design.problems)
         c.raise_if_any()
     design.raise_if_any(FabricDesignError)
-    for a, bb, kind, gbps, ap, bp in wired:
-        b.link(a, bb, kind, gbps, a_port=ap, b_port=bp)
+    for a, bb, kind, gbps, lanes, ap, bp in wired:
+        b.link(a, bb, kind, gbps, lanes=lanes, a_port=ap, b_port=bp)
     return b.build(name, tiers=tiers or (3 if has_core else 2), params={"file": c.doc.path})
 
 
@@ -494,13 +501,13 @@ def _declared_ids(data: Mapping[str, Any]) -> set[str]:
 
 def _wire(
     c: Checker, design: Checker, elements: Fabric, links: list[_Link], declared: set[str]
-) -> list[tuple[int, int, LinkKind, float, int, int]]:
+) -> list[tuple[int, int, LinkKind, float, int, int, int]]:
     """Check link ends and ports; give each cable its ports (as the builder would)."""
     index = elements.index
     broken = declared - set(index)  # elements with problems of their own
     next_port: dict[int, int] = {}
     used: dict[tuple[int, int], int] = {}
-    out: list[tuple[int, int, LinkKind, float, int, int]] = []
+    out: list[tuple[int, int, LinkKind, float, int, int, int]] = []
     for link in links:
         ends: list[int] = []
         for end, eid in (("a", link.a), ("b", link.b)):
@@ -554,7 +561,7 @@ def _wire(
                 else:
                     used[e, port] = line
                 ports.append(port)
-            out.append((a, b, link.kind, link.gbps, ports[0], ports[1]))
+            out.append((a, b, link.kind, link.gbps, link.lanes, ports[0], ports[1]))
     return out
 
 

@@ -452,6 +452,7 @@ def fabric_schema() -> Schema:
         "a_port": {"type": "integer", "minimum": 1},
         "b_port": {"type": "integer", "minimum": 1},
         "count": {"type": "integer", "minimum": 1, "description": "Parallel cables."},
+        "lanes": {"type": "integer", "minimum": 1, "description": "Default 4 (storage: 1)."},
     }
     common = {"name": {"type": "string", "pattern": NAME_PATTERN}, "description": NOT_BLANK}
     generator_form: Schema = {

@@ -125,6 +125,7 @@ def test_explicit_links_are_turned_lower_tier_first_and_get_ports(tmp_path: Path
     n2 = f.element("n2")
     assert (n2.su, n2.node) == (1, 2)
     assert int(f.link_capacity[f.links_of_kind(LinkKind.LEAF_SPINE)[0]]) == 400
+    assert set(f.link_lanes[f.links_of_kind(*CABLE_KINDS)].tolist()) == {4}
 
 
 def test_the_name_defaults_to_the_file_name(tmp_path: Path) -> None:
@@ -152,6 +153,7 @@ def test_storage_links(tmp_path: Path) -> None:
     f = load_fabric_file(write(tmp_path, text))
     assert f.summary()["storage_switches"] == 1
     assert "ssw:2--store:1" in f.link_ids
+    assert f.link_lanes[f.link_index["ssw:2--store:1"]] == 1
 
 
 @pytest.mark.parametrize(
