@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from scipy.sparse import coo_matrix
+from scipy.sparse import csr_array
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.csgraph import maximum_flow
@@ -147,8 +148,7 @@ class Analysis:
             (np.ones(links.size, dtype=np.int8), (f.link_a[links], f.link_b[links])), shape=(n, n)
         )
         _, labels = connected_components(g, directed=False)
-        comp = np.where(sw, labels, NONE).astype(np.int32)
-        return comp
+        return np.where(sw, labels, NONE).astype(np.int32)
 
     @cached_property
     def access(self) -> tuple[IntArray, IntArray, IntArray, npt.NDArray[np.float64]]:
@@ -652,8 +652,12 @@ class Analysis:
         """Per element: live and healthy uplink capacity (Gb/s) of leaves."""
         f = self.fabric
         links = self._links_by_kind[LinkKind.LEAF_SPINE]
-        live = np.bincount(f.link_a[links], weights=self.cap[links], minlength=f.n_elements)
-        full = np.bincount(f.link_a[links], weights=f.link_capacity[links], minlength=f.n_elements)
+        live: npt.NDArray[np.float64] = np.bincount(
+            f.link_a[links], weights=self.cap[links], minlength=f.n_elements
+        ).astype(np.float64)
+        full: npt.NDArray[np.float64] = np.bincount(
+            f.link_a[links], weights=f.link_capacity[links], minlength=f.n_elements
+        ).astype(np.float64)
         return live, full
 
     @cached_property
@@ -898,8 +902,8 @@ class Analysis:
         if m.data.size and m.data.max() > np.iinfo(np.int32).max:
             msg = "bisection capacities overflow 32-bit flow units"
             raise ScenarioError(msg)
-        m = csr_matrix((m.data.astype(np.int32), m.indices, m.indptr), shape=m.shape)
-        return float(maximum_flow(m, src, dst).flow_value) / 10.0
+        flow_graph = csr_array((m.data.astype(np.int32), m.indices, m.indptr), shape=m.shape)
+        return float(maximum_flow(flow_graph, src, dst).flow_value) / 10.0
 
     # -- storage and checkpoints ---------------------------------------------------
     @cached_property

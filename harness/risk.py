@@ -203,6 +203,7 @@ class RiskReport:
 
 def _margin(
     fabric: Fabric,
+    *,
     jobs: Sequence[Job],
     state: FaultState,
     summary: StateSummary,
@@ -228,8 +229,14 @@ def _margin(
         if broken:
             hits[cat] += 1
             breaking.append((c, tuple(broken)))
-    breaking.sort(key=lambda item: (-len(item[0].jobs_lost), -item[0].pairs_disconnected,
-                                    item[0].min_busbw_ratio, item[0].leaf_uplink_ratio))  # fmt: skip
+    breaking.sort(
+        key=lambda item: (
+            -len(item[0].jobs_lost),
+            -item[0].pairs_disconnected,
+            item[0].min_busbw_ratio,
+            item[0].leaf_uplink_ratio,
+        )
+    )
     by_cat = tuple((k, hits[k], totals[k]) for k in sorted(totals))
     return Margin(sum(totals.values()), tuple(breaking), by_cat)
 
@@ -267,8 +274,10 @@ def assess(
     broken = tuple(breaks(rules, values))
     m_after = m_before = None
     if margin or require_margin:
-        m_after = _margin(fabric, jobs, after_state, after, rules, margin_categories)
-        m_before = _margin(fabric, jobs, before_state, before, rules, margin_categories)
+        m_after = _margin(fabric, jobs=jobs, state=after_state, summary=after, rules=rules,
+                          categories=margin_categories)  # fmt: skip
+        m_before = _margin(fabric, jobs=jobs, state=before_state, summary=before, rules=rules,
+                           categories=margin_categories)  # fmt: skip
     return RiskReport(
         fabric, after_state.applied[len(before_state.applied):], before_state.applied,
         tuple(rules), before, after, broken, m_after, m_before, require_margin,
@@ -331,7 +340,7 @@ def to_json(report: RiskReport) -> dict[str, Any]:
 
 def margin_sentence(report: RiskReport) -> list[str]:
     """'after this change, 14 single cable failures would break the budget; before it, 0'."""
-    out = []
+    out: list[str] = []
     ma, mb = report.margin_after, report.margin_before
     if ma is None or mb is None:
         return out

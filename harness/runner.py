@@ -47,7 +47,7 @@ class ExpectResult:
     passed: bool
     detail: str = ""
     involved: tuple[str, ...] = ()
-    where: Location = Location()
+    where: Location = field(default_factory=Location)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +56,7 @@ class StepResult:
     text: str  # what was done, in plain words
     story: tuple[str, ...] = ()  # what survived and what was lost
     expectations: tuple[ExpectResult, ...] = ()
-    where: Location = Location()
+    where: Location = field(default_factory=Location)
 
     @property
     def passed(self) -> bool:
@@ -246,7 +246,7 @@ class _Run:
                     got.detail,
                     got.involved,
                     e.where,
-                )  # fmt: skip
+                )
             )
         ok = sum(r.passed for r in results)
         return StepResult("expect", f"checked {ok}/{len(results)} expectations",

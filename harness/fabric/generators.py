@@ -187,8 +187,15 @@ def two_tier(
         for r in range(rails):
             leaf = b.add(f"{c.su_id(s)}/leaf-r{r}", Kind.LEAF, su=s, rail=r, ports=leaf_radix)
             for n in range(1, counts[s - 1] + 1):
-                b.link(c.nics[s, n][r], leaf, LinkKind.ACCESS, spec.nic_gbps, a_port=1, b_port=n,
-                       lanes=IB_LANES)
+                b.link(
+                    c.nics[s, n][r],
+                    leaf,
+                    LinkKind.ACCESS,
+                    spec.nic_gbps,
+                    a_port=1,
+                    b_port=n,
+                    lanes=IB_LANES,
+                )
             port = down
             for sp in spine_ids:
                 for _ in range(cables_per_pair):
@@ -371,7 +378,9 @@ def dual_tor(
                 for k in range(uplinks):
                     port += 1
                     spine = planes[p][k % spines_per_plane]
-                    b.link(leaf, spine, LinkKind.LEAF_SPINE, uplink_gbps, a_port=port, lanes=IB_LANES)
+                    b.link(
+                        leaf, spine, LinkKind.LEAF_SPINE, uplink_gbps, a_port=port, lanes=IB_LANES
+                    )
     if storage:
         c.storage()
     params = {"generator": "dual-tor", "segments": segments,

@@ -334,7 +334,8 @@ class Fabric:
         parts = self.children.get(server, np.empty(0, dtype=np.int32))
         if kind is None:
             return parts
-        return parts[self.kind[parts] == int(kind)]
+        out: IntArray = parts[self.kind[parts] == int(kind)]
+        return out
 
     def node_spec(self, element: int) -> NodeSpec:
         """The server model of a server or of one of its parts."""
@@ -400,7 +401,7 @@ class Fabric:
         import networkx as nx
 
         g = nx.MultiGraph(name=self.name)
-        keep = np.arange(self.n_links)
+        keep: npt.NDArray[np.int32] = np.arange(self.n_links, dtype=np.int32)
         if cables_only:
             keep = self.links_of_kind(*CABLE_KINDS)
             used = np.unique(np.concatenate([self.link_a[keep], self.link_b[keep]]))

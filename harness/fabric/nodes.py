@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import replace
+from typing import Any
 
 from harness.errors import FabricDesignError
 from harness.fabric.model import NodeSpec
@@ -48,7 +49,8 @@ class NodeTemplate:
             raise FabricDesignError(msg)
         cpus = int(changes.pop("cpus", self.cpus))  # type: ignore[call-overload]
         if "nvlink_lanes" in changes:
-            changes["nvlink_lanes"] = tuple(changes["nvlink_lanes"])  # type: ignore[call-overload]
+            lanes: Any = changes["nvlink_lanes"]
+            changes["nvlink_lanes"] = tuple(lanes)
         tmpl = NodeTemplate(replace(self.spec, **changes), cpus)  # type: ignore[arg-type]
         tmpl.check()
         return tmpl

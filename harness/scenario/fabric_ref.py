@@ -35,7 +35,8 @@ def _build(preset_name: str | None, file: str | None, generator: str | None, key
             msg = f"unknown generator {generator!r} (known: {', '.join(GENERATORS)})"
             raise FabricDesignError(msg)
         try:
-            return gen(**params)
+            fabric: Fabric = gen(**params)  # type: ignore[operator]
+            return fabric
         except TypeError as err:
             msg = f"bad parameter for generator {generator!r}: {err}"
             raise FabricDesignError(msg) from None

@@ -82,7 +82,7 @@ def sampled_pairs(
     if n < 2 or count <= 0:
         return []
     seen: set[tuple[int, int]] = set()
-    out = []
+    out: list[tuple[Failure, Failure]] = []
     attempts = 0
     while len(out) < count and attempts < count * 20:
         attempts += 1

@@ -155,14 +155,8 @@ class CaseEvaluator:
         for i, a, b in zip(links.tolist(), f.link_a[links].tolist(), f.link_b[links].tolist(),
                            strict=True):  # fmt: skip
             g.add_edge(a, b, key=i)
-        aps = frozenset(nx.articulation_points(nx.Graph(g)))
-        simple = nx.Graph()
-        simple.add_nodes_from(g.nodes)
-        for a, b in g.edges():
-            if g.number_of_edges(a, b) == 1:
-                simple.add_edge(a, b)
-            elif not simple.has_edge(a, b):
-                simple.add_edge(a, b)
+        simple = nx.Graph(g)  # parallel cables collapse: such a pair is never a bridge
+        aps = frozenset(nx.articulation_points(simple))
         bridge_pairs = {frozenset(e) for e in nx.bridges(simple)}
         bridges = frozenset(
             k for a, b, k in g.edges(keys=True)
@@ -244,8 +238,12 @@ class CaseEvaluator:
     def _uplinks(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         f = self.fabric
         links = f.links_of_kind(LinkKind.LEAF_SPINE)
-        live = np.bincount(f.link_a[links], weights=self.base.cap[links], minlength=f.n_elements)
-        full = np.bincount(f.link_a[links], weights=f.link_capacity[links], minlength=f.n_elements)
+        live: npt.NDArray[np.float64] = np.bincount(
+            f.link_a[links], weights=self.base.cap[links], minlength=f.n_elements
+        ).astype(np.float64)
+        full: npt.NDArray[np.float64] = np.bincount(
+            f.link_a[links], weights=f.link_capacity[links], minlength=f.n_elements
+        ).astype(np.float64)
         return live, full
 
     @cached_property
@@ -307,9 +305,12 @@ class CaseEvaluator:
 
     def prepare(self) -> None:
         """Do the one linear pass now (otherwise it happens on the first case)."""
-        _ = (self._switch_graph, self._ports, self._leaf_ports, self._gpu_state,
-             self._base_pairs, self._gpu_totals, self._leaf_pos, self._base_uplink, self._uplinks, self._flows, self._busbw, self._storage,
-             self._base_lost, self._single_component)  # fmt: skip
+        _ = (
+            self._switch_graph, self._ports, self._leaf_ports, self._gpu_state,
+            self._base_pairs, self._gpu_totals, self._leaf_pos, self._base_uplink,
+            self._uplinks, self._flows, self._busbw, self._storage, self._base_lost,
+            self._single_component,
+        )  # fmt: skip
 
     # -- evaluation ----------------------------------------------------------------
     def _splits(self, failures: Sequence[Failure]) -> bool:
@@ -409,7 +410,7 @@ class CaseEvaluator:
     def _base_metrics(self) -> tuple[int, int, float, float, float]:
         """Base (pairs pxn, pairs direct, uplink ratio, min busbw ratio, storage ratio)."""
         intra_d, intra_p, inter_d, inter_p = self._base_pairs
-        leaves, ratios = self._base_uplink
+        _, ratios = self._base_uplink
         base, healthy = self._busbw
         bw = np.where(healthy > 0, base / np.where(healthy > 0, healthy, 1), 0.0)
         return (
@@ -430,7 +431,7 @@ class CaseEvaluator:
         links = np.array([singles[p].index for p in positions], dtype=np.int64)
         ratio = np.full(links.size, up_min)
         ls = f.link_kind[links] == int(LinkKind.LEAF_SPINE)
-        leaves, ratios = self._base_uplink
+        _, ratios = self._base_uplink
         if ls.any() and ratios.size:
             live, full = self._uplinks
             leaf = f.link_a[links[ls]]
@@ -521,11 +522,11 @@ class CaseEvaluator:
         up = self.base.up
         lost_ports: dict[int, set[int]] = defaultdict(set)
         dead_servers: set[int] = set()
-        uplive, upfull = self._uplinks
+        uplive, _ = self._uplinks
         changed_leaves: dict[int, float] = {}
         dead_leaves: set[int] = set()
         storage_hit: dict[int, float] = {}
-        s_base, s_healthy, s_by_switch = self._storage
+        s_base, s_healthy, _ = self._storage
         for x in failures:
             i = x.index
             if x.kind == "element":

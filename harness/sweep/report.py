@@ -124,8 +124,10 @@ def plot(result: SweepResult, path: Path) -> None:
     ax2.hist([bw, up], bins=bins, label=["min job bus bandwidth ratio", "min leaf uplink ratio"])
     ax2.set_yscale("log")
     ax2.set_ylim(bottom=0.5)
-    ax2.set_title(f"{len(result.cases):,} cases on {f.name}: "
-                  f"{result.job_losing:,} lose a job, {result.disconnecting:,} disconnect")  # fmt: skip
+    ax2.set_title(
+        f"{len(result.cases):,} cases on {f.name}: "
+        f"{result.job_losing:,} lose a job, {result.disconnecting:,} disconnect"
+    )
     ax2.set_xlabel("ratio to the healthy fabric")
     ax2.set_ylabel("cases (log)")
     ax2.legend(loc="upper left")

@@ -184,7 +184,7 @@ def run_sweep(
         if scheduler is not None:
             from distributed import Client
 
-            with Client(scheduler) as client:
+            with Client(scheduler) as client:  # type: ignore[no-untyped-call]
                 futures = client.map(
                     evaluate_shard, [spec] * len(shards), [a for a, _ in shards],
                     [b for _, b in shards], pure=False,
