@@ -254,38 +254,37 @@ class Analysis:
                     out.append(nic)
         return out
 
-    def _nvlink_groups(self, server: int) -> list[list[int]]:
-        """Live GPUs of a server grouped by NVLink connectivity (through NVSwitches)."""
+    def _server_groups(self, what: str, server: int) -> list[list[int]]:
+        """A server's live GPUs grouped by ``what`` ("nvlink": through live
+        NVSwitches; "intra": through anything inside the server), cached.
+        An undamaged server is one group."""
         if server not in self.damaged_servers:
             return [self.parts(server, Kind.GPU)]
-        key = ("nvlink", server)
+        key = (what, server)
         if key not in self._groups_cache:
-            self._groups_cache[key] = self._nvlink_groups_slow(server)
+            f = self.fabric
+            gpus = [g for g in self.parts(server, Kind.GPU) if self.up[g]]
+            uf = _UnionFind()
+            if what == "nvlink":
+                for g in gpus:
+                    uf.add(g)
+                    for sw, link in self._adj(g):
+                        if f.kind[sw] == int(Kind.NVSWITCH) and self.up[sw] and self.cap[link] > 0:
+                            uf.union(g, ("nvsw", sw))
+            else:
+                parts = f.children.get(server, np.empty(0, dtype=np.int32)).tolist()
+                alive = {p for p in parts if self.up[p] and f.kind[p] != int(Kind.NIC)}
+                for p in alive:
+                    uf.add(p)
+                    for q, link in self._adj(p):
+                        if q in alive and self.cap[link] > 0:
+                            uf.union(p, q)
+            self._groups_cache[key] = uf.groups(gpus)
         return self._groups_cache[key]
 
-    def _nvlink_groups_slow(self, server: int) -> list[list[int]]:
-        f = self.fabric
-        gpus = [g for g in self.parts(server, Kind.GPU) if self.up[g]]
-        parent = {g: g for g in gpus}
-
-        def find(x: int) -> int:
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
-        by_switch: dict[int, list[int]] = defaultdict(list)
-        for g in gpus:
-            for sw, link in self._adj(g):
-                if f.kind[sw] == int(Kind.NVSWITCH) and self.up[sw] and self.cap[link] > 0:
-                    by_switch[sw].append(g)
-        for members in by_switch.values():
-            for g in members[1:]:
-                parent[find(g)] = find(members[0])
-        groups: dict[int, list[int]] = defaultdict(list)
-        for g in gpus:
-            groups[find(g)].append(g)
-        return list(groups.values())
+    def _nvlink_groups(self, server: int) -> list[list[int]]:
+        """Live GPUs of a server grouped by NVLink connectivity (through NVSwitches)."""
+        return self._server_groups("nvlink", server)
 
     @cached_property
     def _gpu_info(self) -> tuple[dict[int, frozenset[int]], dict[int, frozenset[int]]]:
@@ -311,34 +310,7 @@ class Analysis:
 
     def _intra_connected(self, server: int) -> list[list[int]]:
         """Groups of a server's GPUs that can talk inside the server (NVLink or PCIe)."""
-        if server not in self.damaged_servers:
-            return [self.parts(server, Kind.GPU)]
-        key = ("intra", server)
-        if key not in self._groups_cache:
-            self._groups_cache[key] = self._intra_connected_slow(server)
-        return self._groups_cache[key]
-
-    def _intra_connected_slow(self, server: int) -> list[list[int]]:
-        f = self.fabric
-        parts = f.children.get(server, np.empty(0, dtype=np.int32)).tolist()
-        alive = {p for p in parts if self.up[p] and f.kind[p] != int(Kind.NIC)}
-        parent = {p: p for p in alive}
-
-        def find(x: int) -> int:
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
-        for p in alive:
-            for q, link in self._adj(p):
-                if q in alive and self.cap[link] > 0:
-                    parent[find(p)] = find(q)
-        groups: dict[int, list[int]] = defaultdict(list)
-        for g in self.parts(server, Kind.GPU):
-            if g in alive:
-                groups[find(g)].append(g)
-        return list(groups.values())
+        return self._server_groups("intra", server)
 
     # -- GPU pair connectivity -------------------------------------------------
     def gpu_pairs_disconnected(self, *, pxn: bool = False) -> int:
@@ -390,33 +362,19 @@ class Analysis:
         """NIC islands: groups of live NICs that can exchange traffic."""
         f = self.fabric
         nics = [n for n in f.nics.tolist() if self.up[n]]
-        parent: dict[Any, Any] = {}
-
-        def find(x: Any) -> Any:
-            parent.setdefault(x, x)
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
-        def union(a: Any, b: Any) -> None:
-            parent[find(a)] = find(b)
-
+        uf = _UnionFind()
         for n in nics:
-            find(("n", n))
+            uf.add(n)
             for c in self.nic_comps(n):
-                union(("n", n), ("c", c))
+                uf.union(n, ("c", c))
         if pxn:
             for srv in f.servers.tolist():
                 for group in self._nvlink_groups(srv):
                     used = [nic for g in group for nic in self._gpu_nics(g)]
                     for nic in used[1:]:
-                        union(("n", used[0]), ("n", nic))
-        members: dict[Any, list[int]] = defaultdict(list)
-        for n in nics:
-            members[find(("n", n))].append(n)
+                        uf.union(used[0], nic)
         out = []
-        for group in sorted(members.values(), key=lambda g: (-len(g), g[0])):
+        for group in sorted(uf.groups(nics), key=lambda g: (-len(g), g[0])):
             sus = sorted({int(f.su[n]) for n in group})
             rails = sorted({int(f.rail[n]) for n in group})
             label = f"{len(group)} NICs: SU {_ranges(sus)}, rail {_ranges(rails)}"
@@ -958,6 +916,33 @@ class Analysis:
             (share / bw if (bw := self.host_copy_gbs(s)) > 0 else float("inf")) for s in writers
         )
         return sync, phase1, sync
+
+
+class _UnionFind:
+    """Disjoint sets over hashable items (path halving)."""
+
+    def __init__(self) -> None:
+        self.parent: dict[Any, Any] = {}
+
+    def add(self, x: Any) -> None:
+        self.parent.setdefault(x, x)
+
+    def find(self, x: Any) -> Any:
+        self.add(x)
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a: Any, b: Any) -> None:
+        self.parent[self.find(a)] = self.find(b)
+
+    def groups(self, items: Iterable[int]) -> list[list[int]]:
+        """The given items grouped by set, in first-seen order."""
+        out: dict[Any, list[int]] = defaultdict(list)
+        for x in items:
+            out[self.find(x)].append(x)
+        return list(out.values())
 
 
 def _ranges(values: list[int]) -> str:

@@ -25,7 +25,6 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.errors import ScenarioError
-from harness.fabric.model import CABLE_KINDS
 from harness.fabric.model import SWITCH_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
@@ -118,7 +117,9 @@ class Fault:
         ):
             msg = f"degrade fraction must be a number between 0 and 1 (exclusive), got {fraction!r}"
             raise ScenarioError(msg)
-        if lanes is not None and not (isinstance(lanes, int) and lanes >= 1):
+        if lanes is not None and not (
+            isinstance(lanes, int) and not isinstance(lanes, bool) and lanes >= 1
+        ):
             msg = f"degrade lanes must be a whole number >= 1, got {lanes!r}"
             raise ScenarioError(msg)
         return cls(kind, parse_selector(body["target"]),
@@ -158,13 +159,8 @@ class Fault:
             plinks, _ = port_arrays(fabric)
             links = tuple(sorted({int(plinks[i]) for i in idx}))
         else:
-            links = tuple(idx)
-            if self.kind is FaultKind.CUT:
-                bad = [i for i in idx if int(fabric.link_kind[i]) not in CABLE_KINDS]
-                if bad:
-                    msg = f"cut applies to cables; {fabric.link_ids[bad[0]]} is internal"
-                    raise ScenarioError(msg)
-            else:
+            links = tuple(idx)  # cut: the CABLES domain holds only cables
+            if self.kind is FaultKind.DEGRADE:
                 factor = self.fraction if self.fraction is not None else 1.0
         factors: tuple[float, ...] = ()
         if self.kind is FaultKind.DEGRADE:

@@ -266,9 +266,12 @@ class _Run:
 
 
 def _located(err: ScenarioError, where: Location) -> ScenarioError:
-    return ScenarioError(
-        [Problem(p.message, where.path, where.line, where.column, p.key) for p in err.problems]
-    )
+    """The error with ``where`` for every problem that does not already name a file."""
+    problems = [
+        p if p.path else Problem(p.message, where.path, where.line, where.column, p.key)
+        for p in err.problems
+    ]
+    return type(err)(problems)
 
 
 def run_scenario(
