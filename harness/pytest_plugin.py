@@ -29,6 +29,7 @@ works as for any test.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,7 @@ from harness.errors import BackendError
 from harness.errors import ScenarioError
 from harness.reporting.text import explain
 from harness.reporting.text import failure_message
+from harness.reproducer import ENV_SAVE
 from harness.runner import ScenarioResult
 from harness.runner import run_scenario
 from harness.scenario.load import load_file
@@ -64,6 +66,7 @@ class HarnessState:
 
 
 STATE_KEY = pytest.StashKey[HarnessState]()
+SAVED_ENV_KEY = pytest.StashKey[str | None]()
 
 
 class ScenarioFailed(Exception):
@@ -82,10 +85,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="model",
         help="backend that runs the scenario files (default: model)",
     )
+    group.addoption(
+        "--save-reproducer",
+        metavar="DIR",
+        default=None,
+        help="write the scenario file that reproduces a property-test failure "
+        "(harness.stateful) to DIR; the same as HARNESS_SAVE_REPRODUCER=DIR",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE_KEY] = HarnessState(backend=config.getoption("backend"))
+    directory = config.getoption("save_reproducer")
+    if directory:
+        # The state machines run inside hypothesis, out of reach of fixtures; the
+        # environment variable is their documented channel.  Restored at unconfigure.
+        config.stash[SAVED_ENV_KEY] = os.environ.get(ENV_SAVE)
+        os.environ[ENV_SAVE] = str(Path(directory).resolve())
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if SAVED_ENV_KEY in config.stash:
+        old = config.stash[SAVED_ENV_KEY]
+        if old is None:
+            os.environ.pop(ENV_SAVE, None)
+        else:
+            os.environ[ENV_SAVE] = old
 
 
 def is_scenario_file(path: Path, rootpath: Path) -> bool:

@@ -282,3 +282,41 @@ def test_xdist(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess("-n", "2")
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["*2 workers*", "*scenarios/two.yaml:9:7: leaf_uplink_ratio"])
+
+
+STATEFUL_TEST = """
+from harness.scenario.model import FabricRef
+from harness.jobs import JobSpec
+from hypothesis import settings
+from harness.stateful import FabricStateMachine, run
+
+
+class NoJobEverLost(FabricStateMachine):
+    fabric = FabricRef(generator="two-tier", params=(
+        ("sus", 2), ("nodes_per_su", 2), ("spines", 2), ("leaf_radix", 8), ("storage", False),
+    ))
+    jobs = (JobSpec(per_su=True),)
+    expectations = {"jobs_lost": 0}
+
+
+def test_machine():
+    run(NoJobEverLost, settings=settings(max_examples=60, stateful_step_count=4, deadline=None))
+"""
+
+
+def test_save_reproducer_writes_the_shrunk_scenario(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HARNESS_SAVE_REPRODUCER", raising=False)
+    project.makepyfile(test_machine=STATEFUL_TEST)
+    out = project.path / "repro"
+    result = project.runpytest("-p", "no:cacheprovider", f"--save-reproducer={out}")
+    result.assert_outcomes(failed=1)
+    files = sorted(out.glob("*.yaml"))
+    assert files, "the failing machine wrote no reproducer"
+    text = files[0].read_text()
+    assert "inject:" in text
+    assert "jobs_lost: 0" in text
+    import os
+
+    assert "HARNESS_SAVE_REPRODUCER" not in os.environ  # restored at unconfigure
