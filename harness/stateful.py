@@ -362,4 +362,6 @@ def run(
     def factory() -> FabricStateMachine:
         return machine(save_reproducer=save_reproducer)
 
-    run_state_machine_as_test(factory, settings=settings)  # type: ignore[no-untyped-call]
+    # Typed differently across hypothesis releases (a factory is accepted at run time).
+    runner: Any = run_state_machine_as_test
+    runner(factory, settings=settings)
