@@ -56,6 +56,13 @@ def print_risk(console: Console, r: RiskReport, *, top: int = 15) -> None:
         console.print(f"[bold]the change loses {len(new_lost)} job(s):[/] {', '.join(new_lost)}")
         for line in [x for x in r.after.reasons if x.split(":")[0] in new_lost][:8]:
             console.print(f"  {line}", highlight=False)
+    before_bw = dict(r.before.job_bandwidth)
+    slower = [(n, v) for n, v in r.after.job_bandwidth
+              if n not in r.after.jobs_lost and v < before_bw.get(n, 1.0) - 1e-12]  # fmt: skip
+    if slower:
+        shown = ", ".join(f"{n} {before_bw.get(n, 1.0):.0%} -> {v:.0%}" for n, v in slower[:10])
+        more = f" (+{len(slower) - 10} more)" if len(slower) > 10 else ""
+        console.print(f"slower jobs (bus bandwidth vs healthy): {shown}{more}", highlight=False)
     if r.broken_after:
         console.print("[red]after the change the budget breaks:[/] " + ", ".join(r.broken_after))
     for line in margin_sentence(r):
