@@ -371,15 +371,21 @@ class CaseEvaluator:
         if not self._single_component:
             return [self.evaluate([x]) for x in singles]
         f = self.fabric
-        _, _, bridges = self._switch_graph
+        _, aps, bridges = self._switch_graph
         no_flows = self._flows[0].size == 0
         cables: list[int] = []
         nics: list[tuple[int, int]] = []  # (position, nic)
+        upper: list[int] = []  # spines and cores
+        upper_kinds = (int(Kind.SPINE), int(Kind.CORE))
         for pos, x in enumerate(singles):
             if x.kind == "element":
                 i = x.index
-                if int(f.kind[i]) == int(Kind.NIC) and self._bulk_nic(i):
+                k = int(f.kind[i])
+                if k == int(Kind.NIC) and self._bulk_nic(i):
                     nics.append((pos, i))
+                elif (k in upper_kinds and no_flows and not self.bisection and self.base.up[i]
+                      and i not in aps):  # fmt: skip
+                    upper.append(pos)
                 continue
             i = x.index
             if self.base.cap[i] <= 0 or self.bisection:
@@ -394,6 +400,7 @@ class CaseEvaluator:
                     nics.append((pos, nic))
         self._bulk_cables(singles, cables, out)
         self._bulk_nics(singles, nics, out)
+        self._bulk_upper(singles, upper, out)
         return [r if r is not None else self.evaluate([singles[k]]) for k, r in enumerate(out)]
 
     def _bulk_nic(self, nic: int) -> bool:
@@ -446,6 +453,40 @@ class CaseEvaluator:
         for k, p in enumerate(positions):
             out[p] = CaseResult((singles[p],), pairs_p, pairs_d, (), float(ratio[k]), bw_min,
                                 storage, False)  # fmt: skip
+
+    def _bulk_upper(
+        self, singles: Sequence[Failure], positions: list[int], out: list[CaseResult | None]
+    ) -> None:
+        """Spines and cores that split nothing: only the leaves' uplink ratios move."""
+        if not positions:
+            return
+        f = self.fabric
+        pairs_p, pairs_d, up_min, bw_min, storage = self._base_metrics
+        _, ratios = self._base_uplink
+        live, full = self._uplinks
+        order = np.argsort(ratios, kind="stable")
+        ls = int(LinkKind.LEAF_SPINE)
+        for p in positions:
+            i = singles[p].index
+            changed: dict[int, float] = {}
+            for link in f.links_at(i).tolist():
+                if int(f.link_kind[link]) == ls:
+                    leaf = int(f.link_a[link])
+                    changed[leaf] = changed.get(leaf, float(live[leaf])) - float(
+                        self.base.cap[link]
+                    )
+            ratio = up_min
+            if changed and ratios.size:
+                pos = self._leaf_pos
+                hit = {pos[leaf] for leaf in changed if leaf in pos}
+                rest = next((float(ratios[j]) for j in order.tolist() if j not in hit), np.inf)
+                new = min(
+                    (v / float(full[leaf]) for leaf, v in changed.items()
+                     if leaf in pos and full[leaf] > 0),
+                    default=np.inf,
+                )  # fmt: skip
+                ratio = float(min(rest, new))
+            out[p] = CaseResult((singles[p],), pairs_p, pairs_d, (), ratio, bw_min, storage, False)
 
     @cached_property
     def _nic_tables(self) -> tuple[dict[int, int], dict[int, int], dict[int, tuple[str, ...]]]:

@@ -149,6 +149,10 @@ def _evaluate(ev: CaseEvaluator, cases: Sequence[tuple[Failure, ...]]) -> list[C
     return [next(bulk) if len(c) == 1 else ev.evaluate(c) for c in cases]
 
 
+def _both_switches(case: tuple[Failure, ...]) -> bool:
+    return all(x.kind == "element" for x in case)
+
+
 def _shards(n: int, parts: int) -> list[tuple[int, int]]:
     size = max(1, math.ceil(n / max(parts, 1)))
     return [(i, min(i + size, n)) for i in range(0, n, size)]
@@ -164,7 +168,11 @@ def run_sweep(
     """Run a sweep locally (``workers`` processes) or on a Dask cluster (``scheduler``)."""
     start = time.perf_counter()
     fabric = build_fabric_for(spec)
-    cases, sampled = enumerate_cases(fabric, spec)
+    if scheduler is None and workers <= 1:
+        ev, cases = _evaluator(spec)  # enumerates the cases once, for both
+        sampled = sum(1 for c in cases if len(c) == 2 and not _both_switches(c))
+    else:
+        cases, sampled = enumerate_cases(fabric, spec)
     jobs = resolve_jobs(spec.jobs, fabric)
     total = len(cases)
     results: list[CaseResult] = []
