@@ -74,9 +74,15 @@ def switch_pairs(fabric: Fabric) -> Iterator[tuple[Failure, Failure]]:
 
 
 def sampled_pairs(
-    singles: Sequence[Failure], count: int, seed: int, exclude_switch_pairs: bool = True
+    fabric: Fabric, singles: Sequence[Failure], count: int, seed: int
 ) -> list[tuple[Failure, Failure]]:
-    """A seeded sample of pairs of other failures (not both switches)."""
+    """A seeded sample of pairs of failures that are not both compute switches
+    (those pairs are all enumerated by :func:`switch_pairs`)."""
+    switch_kinds = {int(Kind.LEAF), int(Kind.SPINE), int(Kind.CORE)}
+
+    def is_switch(x: Failure) -> bool:
+        return x.kind == "element" and int(fabric.kind[x.index]) in switch_kinds
+
     rng = random.Random(seed)
     n = len(singles)
     if n < 2 or count <= 0:
@@ -90,8 +96,7 @@ def sampled_pairs(
         if (i, j) in seen:
             continue
         a, b = singles[i], singles[j]
-        both_switches = a.kind == "element" and b.kind == "element"
-        if exclude_switch_pairs and both_switches:
+        if is_switch(a) and is_switch(b):
             continue
         seen.add((i, j))
         out.append((a, b))

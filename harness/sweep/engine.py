@@ -285,13 +285,16 @@ class CaseEvaluator:
     def _storage_share(
         self,
     ) -> tuple[
-        dict[int, float], dict[int, float], dict[int, float], dict[int, list[tuple[int, float]]]
+        dict[int, float],
+        dict[int, float],
+        dict[int, float],
+        dict[int, list[tuple[int, float, int]]],
     ]:
-        """Per storage switch: uplink share, live uplinks, demand, (server, member Gb/s)."""
+        """Per storage switch: uplink share, live uplinks, demand, (server, member Gb/s, link)."""
         f = self.fabric
         up_live: dict[int, float] = defaultdict(float)
         demand: dict[int, float] = defaultdict(float)
-        members: dict[int, list[tuple[int, float]]] = defaultdict(list)
+        members: dict[int, list[tuple[int, float, int]]] = defaultdict(list)
         for i in f.links_of_kind(LinkKind.STORAGE).tolist():
             a, b = int(f.link_a[i]), int(f.link_b[i])
             c = float(self.base.cap[i])
@@ -299,7 +302,7 @@ class CaseEvaluator:
                 up_live[a] += c
             elif c > 0:
                 demand[b] += c
-                members[b].append((int(f.parent[a]), c))
+                members[b].append((int(f.parent[a]), c, i))
         shares = {sw: min(1.0, up_live[sw] / d) if d else 1.0 for sw, d in demand.items()}
         return shares, up_live, demand, members
 
@@ -368,7 +371,7 @@ class CaseEvaluator:
         cut: its GPUs lose their direct path, the server's multi-server jobs are lost).
         """
         out: list[CaseResult | None] = [None] * len(singles)
-        if not self._single_component:
+        if not self._single_component or self.bisection:
             return [self.evaluate([x]) for x in singles]
         f = self.fabric
         _, aps, bridges = self._switch_graph
@@ -566,10 +569,21 @@ class CaseEvaluator:
         uplive, _ = self._uplinks
         changed_leaves: dict[int, float] = {}
         dead_leaves: set[int] = set()
-        storage_hit: dict[int, float] = {}
+        lost_members: set[int] = set()  # storage NIC -> storage switch links lost
+        uplink_cut: dict[int, float] = {}  # storage switch -> uplink Gb/s lost
+        dead_storage_switches: set[int] = set()
+        members = self._storage_share[3]
         s_base, s_healthy, _ = self._storage
+        killed = {x.index for x in failures if x.kind == "element"}
+        seen_links: set[int] = set()
         for x in failures:
             i = x.index
+            if x.kind != "element":
+                # a cable whose end dies in the same case, or the second optic of
+                # one cable, changes nothing more
+                if i in seen_links or int(f.link_a[i]) in killed or int(f.link_b[i]) in killed:
+                    continue
+                seen_links.add(i)
             if x.kind == "element":
                 k = Kind(int(f.kind[i]))
                 if not up[i]:
@@ -590,20 +604,12 @@ class CaseEvaluator:
                 elif k is Kind.NODE:
                     dead_servers.add(i)
                 elif k is Kind.STORAGE_SWITCH:
-                    share = self._storage_share[0].get(i, 1.0)
-                    for s, c in self._storage_share[3].get(i, []):
-                        storage_hit[s] = storage_hit.get(s, s_base[s]) - c * share
+                    lost_members.update(link for _, _, link in members.get(i, []))
+                    dead_storage_switches.add(i)
                 elif k is Kind.STORAGE_NIC:
-                    s = int(f.parent[i])
                     for link in f.links_at(i).tolist():
-                        if (
-                            int(f.link_kind[link]) == int(LinkKind.STORAGE)
-                            and self.base.cap[link] > 0
-                        ):
-                            share = self._storage_share[0].get(int(f.link_b[link]), 1.0)
-                            storage_hit[s] = (
-                                storage_hit.get(s, s_base[s]) - float(self.base.cap[link]) * share
-                            )
+                        if int(f.link_kind[link]) == int(LinkKind.STORAGE):
+                            lost_members.add(link)
             else:
                 if self.base.cap[i] <= 0:
                     continue
@@ -618,18 +624,10 @@ class CaseEvaluator:
                 elif lk is LinkKind.STORAGE:
                     a = int(f.link_a[i])
                     if f.kind[a] == int(Kind.STORAGE_NIC):
-                        s = int(f.parent[a])
-                        share = self._storage_share[0].get(int(f.link_b[i]), 1.0)
-                        storage_hit[s] = (
-                            storage_hit.get(s, s_base[s]) - float(self.base.cap[i]) * share
-                        )
+                        lost_members.add(i)
                     else:  # a storage switch uplink: every server behind it shares less
-                        shares, up_live, demand, members = self._storage_share
-                        old = shares.get(a, 1.0)
-                        new = min(1.0, (up_live[a] - float(self.base.cap[i])) / demand[a]) if (
-                            demand.get(a)) else 1.0  # fmt: skip
-                        for s, c in members.get(a, []):
-                            storage_hit[s] = storage_hit.get(s, s_base[s]) - c * (old - new)
+                        uplink_cut[a] = uplink_cut.get(a, 0.0) + float(self.base.cap[i])
+        storage_hit = self._storage_hits(lost_members, uplink_cut, dead_storage_switches)
         # NICs cut (no live port left) or degraded (a port lost)
         cut: set[int] = set()
         degraded: set[int] = set()
@@ -735,6 +733,34 @@ class CaseEvaluator:
             tuple(failures), pairs_p, pairs_d, lost_names, ratio, busbw, storage, False, bis,
             tuple(reasons[:6]),
         )  # fmt: skip
+
+    def _storage_hits(
+        self, lost: set[int], uplink_cut: dict[int, float], dead: set[int]
+    ) -> dict[int, float]:
+        """New storage bond Gb/s of every server behind a storage switch the case touches.
+
+        A switch's uplinks are shared by its live members in proportion, as
+        :meth:`Analysis._storage` does: fewer members raise the others' share.
+        """
+        if not lost and not uplink_cut:
+            return {}
+        f = self.fabric
+        shares, up_live, demand, members = self._storage_share
+        touched = {int(f.link_b[link]) for link in lost} | set(uplink_cut)
+        new_share: dict[int, float] = {}
+        for sw in touched:
+            gone = sum(c for _, c, link in members.get(sw, []) if link in lost)
+            d = demand.get(sw, 0.0) - gone
+            up = 0.0 if sw in dead else up_live.get(sw, 0.0) - uplink_cut.get(sw, 0.0)
+            new_share[sw] = min(1.0, up / d) if d > 0 else 1.0
+        s_base = self._storage[0]
+        hits: dict[int, float] = {}
+        for sw in touched:
+            for s, c, link in members.get(sw, []):
+                old = c * shares.get(sw, 1.0)
+                new = 0.0 if link in lost or up_live.get(sw, 0.0) <= 0 else c * new_share[sw]
+                hits[s] = hits.get(s, s_base[s]) - old + new
+        return hits
 
     @cached_property
     def _base_storage_ratio(self) -> float:

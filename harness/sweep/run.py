@@ -115,14 +115,14 @@ def enumerate_cases(fabric: Fabric, spec: SweepSpec) -> tuple[list[tuple[Failure
     sampled = 0
     if spec.depth >= 2:
         cases.extend(switch_pairs(fabric))
-        pairs = sampled_pairs(singles, spec.pair_sample, spec.seed)
+        pairs = sampled_pairs(fabric, singles, spec.pair_sample, spec.seed)
         sampled = len(pairs)
         cases.extend(pairs)
     return cases, sampled
 
 
 @functools.lru_cache(maxsize=2)
-def _evaluator(spec: SweepSpec) -> tuple[CaseEvaluator, list[tuple[Failure, ...]]]:
+def _evaluator(spec: SweepSpec) -> tuple[CaseEvaluator, list[tuple[Failure, ...]], int]:
     fabric = build_fabric_for(spec)
     jobs = resolve_jobs(spec.jobs, fabric)
     state = FaultState.healthy(fabric)
@@ -130,13 +130,13 @@ def _evaluator(spec: SweepSpec) -> tuple[CaseEvaluator, list[tuple[Failure, ...]
         state = state.inject(fault)
     ev = CaseEvaluator(fabric, jobs, state, bisection=spec.bisection)
     ev.prepare()
-    cases, _ = enumerate_cases(fabric, spec)
-    return ev, cases
+    cases, sampled = enumerate_cases(fabric, spec)
+    return ev, cases, sampled
 
 
 def evaluate_shard(spec: SweepSpec, start: int, stop: int) -> tuple[list[CaseResult], int]:
     """Evaluate cases[start:stop] (runs in a worker process or on a Dask worker)."""
-    ev, cases = _evaluator(spec)
+    ev, cases, _ = _evaluator(spec)
     before = ev.exact_cases
     out = _evaluate(ev, cases[start:stop])
     return out, ev.exact_cases - before
@@ -147,10 +147,6 @@ def _evaluate(ev: CaseEvaluator, cases: Sequence[tuple[Failure, ...]]) -> list[C
     singles = [c[0] for c in cases if len(c) == 1]
     bulk = iter(ev.evaluate_singles(singles))
     return [next(bulk) if len(c) == 1 else ev.evaluate(c) for c in cases]
-
-
-def _both_switches(case: tuple[Failure, ...]) -> bool:
-    return all(x.kind == "element" for x in case)
 
 
 def _shards(n: int, parts: int) -> list[tuple[int, int]]:
@@ -169,8 +165,7 @@ def run_sweep(
     start = time.perf_counter()
     fabric = build_fabric_for(spec)
     if scheduler is None and workers <= 1:
-        ev, cases = _evaluator(spec)  # enumerates the cases once, for both
-        sampled = sum(1 for c in cases if len(c) == 2 and not _both_switches(c))
+        ev, cases, sampled = _evaluator(spec)  # enumerates the cases once, for both
     else:
         cases, sampled = enumerate_cases(fabric, spec)
     jobs = resolve_jobs(spec.jobs, fabric)
@@ -178,7 +173,6 @@ def run_sweep(
     results: list[CaseResult] = []
     exact = 0
     if scheduler is None and workers <= 1:
-        ev, _ = _evaluator(spec)
         before = ev.exact_cases
         step = max(1000, total // 50)
         for i in range(0, total, step):
