@@ -703,19 +703,29 @@ class Analysis:
         pod_out: dict[int, int] = defaultdict(int)
         pod_in: dict[int, int] = defaultdict(int)
         for job in self.jobs:
-            for a, b in self._ring_edges(job):
-                for na, nb in self._rail_pairs(a, b):
-                    la, lb = self._port_leaf(na), self._port_leaf(nb)
-                    for p, leaf_a in la.items():
-                        leaf_b = lb.get(p)
-                        if leaf_b is None or leaf_b == leaf_a:
-                            continue
-                        leaf_out[leaf_a] += 1
-                        leaf_in[leaf_b] += 1
-                        if f.tiers == 3 and f.pod[leaf_a] != f.pod[leaf_b]:
-                            pod_out[int(f.pod[leaf_a])] += 1
-                            pod_in[int(f.pod[leaf_b])] += 1
+            for _, _, leaf_a, leaf_b, _ in self.ring_flows(job):
+                leaf_out[leaf_a] += 1
+                leaf_in[leaf_b] += 1
+                if f.tiers == 3 and f.pod[leaf_a] != f.pod[leaf_b]:
+                    pod_out[int(f.pod[leaf_a])] += 1
+                    pod_in[int(f.pod[leaf_b])] += 1
         return leaf_out, leaf_in, pod_out, pod_in
+
+    def ring_flows(self, job: Job) -> list[tuple[int, int, int, int, int]]:
+        """The job's ring edges that cross leaves: (NIC a, NIC b, leaf a, leaf b, ports).
+
+        One ring per rail over the job's servers in id order; port ``p`` of a
+        NIC talks to port ``p`` of the next server's NIC (the same plane).
+        """
+        out = []
+        for a, b in self._ring_edges(job):
+            for na, nb in self._rail_pairs(a, b):
+                la, lb = self._port_leaf(na), self._port_leaf(nb)
+                for p, leaf_a in la.items():
+                    leaf_b = lb.get(p)
+                    if leaf_b is not None and leaf_b != leaf_a:
+                        out.append((na, nb, leaf_a, leaf_b, max(len(la), 1)))
+        return out
 
     @staticmethod
     def _ring_edges(job: Job) -> list[tuple[int, int]]:
@@ -765,17 +775,10 @@ class Analysis:
         for s in job.servers:
             for n in self.parts(s, Kind.NIC):
                 rates[n] = self._nic_rate_gbs(n)
-        for a, b in self._ring_edges(job):
-            for na, nb in self._rail_pairs(a, b):
-                la, lb = self._port_leaf(na), self._port_leaf(nb)
-                for p, leaf_a in la.items():
-                    leaf_b = lb.get(p)
-                    if leaf_b is None or leaf_b == leaf_a:
-                        continue
-                    flow = self._share(leaf_a, leaf_b) / 8.0
-                    nports = max(len(la), 1)
-                    rates[na] = min(rates[na], flow * nports)
-                    rates[nb] = min(rates[nb], flow * nports)
+        for na, nb, leaf_a, leaf_b, nports in self.ring_flows(job):
+            flow = self._share(leaf_a, leaf_b) / 8.0
+            rates[na] = min(rates[na], flow * nports)
+            rates[nb] = min(rates[nb], flow * nports)
         rails = f.rails
         return min(rails * min(rates.values()), nvlink) if rates else nvlink
 

@@ -13,8 +13,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from typing import TypeVar
 
 import yaml
 
@@ -24,6 +26,8 @@ from harness.fabric.model import Fabric
 from harness.faults import Fault
 from harness.jobs import JobSpec
 from harness.selectors import Selector
+
+T = TypeVar("T")
 
 
 def _yaml_list(path: Path, what: str) -> list[tuple[Any, int]]:
@@ -47,35 +51,30 @@ def _yaml_list(path: Path, what: str) -> list[tuple[Any, int]]:
     return [(item, n.start_mark.line + 1) for item, n in zip(items, node.value, strict=True)]
 
 
-def load_state_file(path: Path) -> list[Fault]:
-    """Faults already present, from a YAML list (every problem reported at once)."""
-    faults: list[Fault] = []
+def _parse_items(path: Path, what: str, parse: Callable[[Any], T]) -> list[T]:
+    """Parse every item of a YAML list file; report every bad item at once."""
+    out: list[T] = []
     problems: list[Problem] = []
-    for item, line in _yaml_list(path, "state"):
+    for item, line in _yaml_list(path, what):
         try:
-            faults.append(Fault.parse(item))
+            out.append(parse(item))
         except ScenarioError as err:
             problems.extend(Problem(p.message, str(path), line, 1) for p in err.problems)
     if problems:
         raise ScenarioError(problems)
-    return faults
+    return out
+
+
+def load_state_file(path: Path) -> list[Fault]:
+    """Faults already present, from a YAML list (every problem reported at once)."""
+    return _parse_items(path, "state", Fault.parse)
 
 
 def load_jobs(value: str) -> list[JobSpec]:
     """``per-su`` or a YAML file listing jobs in the scenario syntax."""
     if value == "per-su":
         return [JobSpec(per_su=True)]
-    path = Path(value)
-    specs: list[JobSpec] = []
-    problems: list[Problem] = []
-    for item, line in _yaml_list(path, "jobs"):
-        try:
-            specs.append(JobSpec.parse(item))
-        except ScenarioError as err:
-            problems.extend(Problem(p.message, str(path), line, 1) for p in err.problems)
-    if problems:
-        raise ScenarioError(problems)
-    return specs
+    return _parse_items(Path(value), "jobs", JobSpec.parse)
 
 
 def faults_from_audit(design: Fabric, report: Any) -> tuple[list[Fault], list[str]]:

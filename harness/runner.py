@@ -341,20 +341,3 @@ def run_scenario(
         run.revert_all()
     failed = any(not s.passed for s in steps)
     return done("failed" if failed else "passed")
-
-
-@dataclass
-class RunSummary:
-    results: list[ScenarioResult] = field(default_factory=list)
-
-    @property
-    def passed(self) -> int:
-        return sum(r.status == "passed" for r in self.results)
-
-    @property
-    def failed(self) -> int:
-        return sum(r.status == "failed" for r in self.results)
-
-    @property
-    def errors(self) -> int:
-        return sum(r.status == "error" for r in self.results)

@@ -251,13 +251,9 @@ class CaseEvaluator:
         """Ring flows crossing leaves: (job, leaf_a, leaf_b) arrays."""
         rows: list[tuple[int, int, int]] = []
         for j, job in enumerate(self.jobs):
-            for a, b in self.base._ring_edges(job):
-                for na, nb in self.base._rail_pairs(a, b):
-                    la, lb = self.base._port_leaf(na), self.base._port_leaf(nb)
-                    for p, leaf_a in la.items():
-                        leaf_b = lb.get(p)
-                        if leaf_b is not None and leaf_b != leaf_a:
-                            rows.append((j, leaf_a, leaf_b))
+            rows.extend(
+                (j, leaf_a, leaf_b) for _, _, leaf_a, leaf_b, _ in self.base.ring_flows(job)
+            )
         arr = np.array(rows, dtype=np.int32).reshape(-1, 3)
         return arr[:, 0], arr[:, 1], arr[:, 2]
 
