@@ -562,10 +562,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     except OSError as err:
         msg = f"cannot reach the Dask scheduler {args.scheduler}"
         raise BackendError(msg, err) from err
-    if args.csv is not None:
-        write_csv(result, args.csv)
-    if args.plot is not None:
-        plot(result, args.plot)
+    for option, target, write in (("--csv", args.csv, write_csv), ("--plot", args.plot, plot)):
+        if target is None:
+            continue
+        try:
+            write(result, target)
+        except OSError as err:
+            msg = f"cannot write the {option} file {target}"
+            raise BackendError(msg, err) from err
     if args.json:
         sys.stdout.write(json.dumps(sweep_json(result), indent=2) + "\n")
     else:

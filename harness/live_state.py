@@ -41,9 +41,9 @@ def _yaml_list(path: Path, what: str) -> list[tuple[Any, int]]:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        line = mark.line + 1 if mark else 0
+        line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         msg = f"not valid YAML: {getattr(err, 'problem', err)}"
-        raise ScenarioError(Problem(msg, str(path), line)) from None
+        raise ScenarioError(Problem(msg, str(path), line, column)) from None
     if node is None or not isinstance(node, yaml.SequenceNode):
         msg = f"a {what} file is a YAML list, e.g. '- kill: su02/leaf-r1'"
         raise ScenarioError(Problem(msg, str(path), 1, 1))

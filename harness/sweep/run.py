@@ -114,7 +114,8 @@ def enumerate_cases(fabric: Fabric, spec: SweepSpec) -> tuple[list[tuple[Failure
     cases: list[tuple[Failure, ...]] = [(x,) for x in singles]
     sampled = 0
     if spec.depth >= 2:
-        cases.extend(switch_pairs(fabric))
+        if "switches" in spec.categories:
+            cases.extend(switch_pairs(fabric))
         pairs = sampled_pairs(fabric, singles, spec.pair_sample, spec.seed)
         sampled = len(pairs)
         cases.extend(pairs)
