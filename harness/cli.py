@@ -650,6 +650,50 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_OK if audit.ok and report.ok else EXIT_FAILED
 
 
+# -- harness export -------------------------------------------------------------------
+EXPORT_FORMATS = ("containerlab", "graphml", "ibsim")
+
+
+def _configure_export(p: argparse.ArgumentParser) -> None:
+    p.add_argument("fabric", metavar="FABRIC", help="a preset name or a fabric file")
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        required=True,
+        choices=EXPORT_FORMATS,
+        help="containerlab (*.clab.yml), graphml, or ibsim (a net file for ibsim -s)",
+    )
+    p.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="FILE", help="where to write"
+    )
+    p.add_argument(
+        "--switch-kind",
+        default="linux",
+        help="containerlab: the node kind of switches (default linux; e.g. nokia_srlinux)",
+    )
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from harness.importers import to_containerlab
+    from harness.importers import to_graphml
+    from harness.importers import to_ibsim_net
+
+    fabric = _load_fabric(args.fabric)
+    try:
+        if args.fmt == "graphml":
+            to_graphml(fabric, args.output)
+        elif args.fmt == "containerlab":
+            text = to_containerlab(fabric, switch_kind=args.switch_kind)
+            args.output.write_text(text, encoding="utf-8")
+        else:
+            args.output.write_text(to_ibsim_net(fabric) + "\n", encoding="utf-8")
+    except OSError as err:
+        msg = f"cannot write {args.output}"
+        raise BackendError(msg, err) from err
+    print(f"wrote {fabric.name} as {args.fmt} to {args.output}")
+    return EXIT_OK
+
+
 # -- the table ----------------------------------------------------------------------------
 COMMANDS: tuple[Command, ...] = (
     Command("run", "run scenarios and report what survived", _configure_run, _cmd_run),
@@ -666,6 +710,12 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "audit", "a live topology dump against the intended design", _configure_audit, _cmd_audit
+    ),
+    Command(
+        "export",
+        "write a fabric for containerlab, ibsim or GraphML",
+        _configure_export,
+        _cmd_export,
     ),
 )
 

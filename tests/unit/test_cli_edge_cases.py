@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,39 @@ def test_state_file_yaml_error_has_a_1_based_column(tmp_path: Path) -> None:
     (problem,) = info.value.problems
     assert (problem.line, problem.column) == (mark.line + 1, mark.column + 1)
     assert str(info.value).startswith(f"{path}:{mark.line + 1}:{mark.column + 1}: not valid YAML")
+
+
+@pytest.mark.parametrize("fmt", ["containerlab", "graphml", "ibsim"])
+def test_export_writes_a_file_that_reads_back(
+    fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / f"lab.{fmt}"
+    assert main(["export", "seed-a800", "--format", fmt, "-o", str(out)]) == 0
+    assert f"wrote seed-a800 as {fmt}" in capsys.readouterr().out
+    text = out.read_text(encoding="utf-8")
+    if fmt == "containerlab":
+        doc = yaml.safe_load(text)
+        assert len(doc["topology"]["nodes"]) == 200 + 40 + 20
+        assert len(doc["topology"]["links"]) == 800 + 800
+    elif fmt == "graphml":
+        import networkx as nx
+
+        g = nx.read_graphml(out)
+        assert g.number_of_nodes() > 5000
+    else:
+        assert text.count("Switch") >= 60
+
+
+def test_export_then_audit_is_clean(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "seed.clab.yml"
+    assert main(["export", "seed-a800", "--format", "containerlab", "-o", str(out)]) == 0
+    assert main(["audit", str(out), "--design", "seed-a800", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+    assert doc["ok"] is True
+    assert doc["differences"] == []
+
+
+def test_export_to_an_unwritable_path_exits_3(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["export", "seed-a800", "--format", "ibsim", "-o", str(blocker / "x")]) == 3
