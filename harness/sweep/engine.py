@@ -125,8 +125,13 @@ class CaseEvaluator:
         self.bisection = bisection
         healthy_state = FaultState.healthy(fabric)
         self.healthy = Analysis(fabric, Observation.from_state(healthy_state), self.jobs)
-        self.base = Analysis(
-            fabric, Observation.from_state(self.state), self.jobs, healthy=self.healthy
+        # with no faults present the base is the healthy fabric: analyse it once
+        self.base = (
+            self.healthy
+            if self.state.is_healthy
+            else Analysis(
+                fabric, Observation.from_state(self.state), self.jobs, healthy=self.healthy
+            )
         )
         self.exact_cases = 0
 
@@ -373,7 +378,7 @@ class CaseEvaluator:
         _, aps, bridges = self._switch_graph
         no_flows = self._flows[0].size == 0
         cables: list[int] = []
-        nics: list[tuple[int, int]] = []  # (position, nic)
+        nics: list[tuple[int, tuple[int, ...], int]] = []  # (position, NICs cut, dead leaf)
         upper: list[int] = []  # spines and cores
         upper_kinds = (int(Kind.SPINE), int(Kind.CORE))
         for pos, x in enumerate(singles):
@@ -381,7 +386,11 @@ class CaseEvaluator:
                 i = x.index
                 k = int(f.kind[i])
                 if k == int(Kind.NIC) and self._bulk_nic(i):
-                    nics.append((pos, i))
+                    nics.append((pos, (i,), -1))
+                elif k == int(Kind.LEAF) and no_flows and self.base.up[i] and i not in aps:
+                    behind = tuple(sorted({nic for nic, _ in self._leaf_ports.get(i, [])}))
+                    if all(self._bulk_nic(nic) for nic in behind):
+                        nics.append((pos, behind, i))
                 elif (k in upper_kinds and no_flows and not self.bisection and self.base.up[i]
                       and i not in aps):  # fmt: skip
                     upper.append(pos)
@@ -396,7 +405,7 @@ class CaseEvaluator:
             elif lk == int(LinkKind.ACCESS):
                 nic = int(f.link_a[i])
                 if self._bulk_nic(nic):
-                    nics.append((pos, nic))
+                    nics.append((pos, (nic,), -1))
         self._bulk_cables(singles, cables, out)
         self._bulk_nics(singles, nics, out)
         self._bulk_upper(singles, upper, out)
@@ -508,12 +517,21 @@ class CaseEvaluator:
         return gpus_on, live_nics, jobs
 
     def _bulk_nics(
-        self, singles: Sequence[Failure], items: list[tuple[int, int]], out: list[CaseResult | None]
+        self,
+        singles: Sequence[Failure],
+        items: list[tuple[int, tuple[int, ...], int]],
+        out: list[CaseResult | None],
     ) -> None:
+        """Cases that cut whole single-port NICs on undamaged servers: (position, NICs, dead leaf).
+
+        The GPU pairs follow in closed form from how many GPUs of each touched
+        server lose their path (see :meth:`_inter_pairs`); the jobs lost are
+        the multi-server jobs of the touched servers.
+        """
         if not items:
             return
         f = self.fabric
-        _, pairs_d_base, up_min, bw_min, storage = self._base_metrics
+        _, _, up_min, bw_min, storage = self._base_metrics
         intra_d, intra_p, inter_d, inter_p = self._base_pairs
         total, ed_base, ep_base = self._gpu_totals
         n_s, e_d, e_p, _ = self._gpu_state
@@ -525,24 +543,33 @@ class CaseEvaluator:
         def ge(n: int, e: int) -> int:
             return e * (n - e) + e * (e - 1) // 2
 
-        for p, nic in items:
-            s = int(f.parent[nic])
-            n = n_s[s]
-            new_d = e_d[s] + gpus_on.get(nic, 0)
-            new_p = n if live_nics.get(s, 0) <= 1 else e_p[s]
-            inter_d2 = (
-                inter_d - fe(ed_base) + fe(ed_base + new_d - e_d[s]) + ge(n, e_d[s]) - ge(n, new_d)
-            )
-            inter_p2 = (
-                inter_p - fe(ep_base) + fe(ep_base + new_p - e_p[s]) + ge(n, e_p[s]) - ge(n, new_p)
-            )
-            lost = jobs.get(s, ())
-            reasons = tuple(f"{j}: {f.ids[nic]} cut off" for j in lost)
+        for p, nics, dead_leaf in items:
+            per_server: dict[int, list[int]] = defaultdict(list)
+            for nic in nics:
+                per_server[int(f.parent[nic])].append(nic)
+            ed_new, ep_new = ed_base, ep_base
+            delta_d = delta_p = 0
+            lost: set[str] = set()
+            reasons: list[str] = []
+            for s, cut in per_server.items():
+                n = n_s[s]
+                new_d = e_d[s] + sum(gpus_on.get(nic, 0) for nic in cut)
+                new_p = n if live_nics.get(s, 0) <= len(cut) else e_p[s]
+                ed_new += new_d - e_d[s]
+                ep_new += new_p - e_p[s]
+                delta_d += ge(n, e_d[s]) - ge(n, new_d)
+                delta_p += ge(n, e_p[s]) - ge(n, new_p)
+                for j in jobs.get(s, ()):
+                    if j not in lost:
+                        lost.add(j)
+                        reasons.append(f"{j}: {f.ids[cut[0]]} cut off")
+            inter_d2 = inter_d - fe(ed_base) + fe(ed_new) + delta_d
+            inter_p2 = inter_p - fe(ep_base) + fe(ep_new) + delta_p
+            ratio = up_min if dead_leaf < 0 else self._uplink_ratio({}, {dead_leaf}, set())
             out[p] = CaseResult(
-                (singles[p],), intra_p + inter_p2, intra_d + inter_d2, lost, up_min,
-                0.0 if lost else bw_min, storage, False, None, reasons[:6],
+                (singles[p],), intra_p + inter_p2, intra_d + inter_d2, tuple(sorted(lost)),
+                ratio, 0.0 if lost else bw_min, storage, False, None, tuple(reasons[:6]),
             )  # fmt: skip
-        _ = pairs_d_base
 
     def evaluate(self, failures: Sequence[Failure]) -> CaseResult:
         f = self.fabric
