@@ -107,6 +107,17 @@ def _strs(key: str, value: Any) -> tuple[str, ...]:
     return tuple(vals)
 
 
+def _known(key: str, values: tuple[str, ...], known: list[str]) -> tuple[str, ...]:
+    """``values`` if each is one of ``known``; else a ScenarioError with a did-you-mean."""
+    for v in values:
+        if v not in known:
+            near = difflib.get_close_matches(v, known, n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            msg = f"unknown {key} {v!r}{hint} (known: {', '.join(known)})"
+            raise ScenarioError(msg)
+    return values
+
+
 def _from_string(text: str) -> Selector:
     if GLOB_CHARS.search(text):
         return Selector(globs=(text,))
@@ -146,24 +157,10 @@ def parse_selector(raw: Any) -> Selector:
     if "glob" in raw:
         kw["globs"] = _strs("glob", raw["glob"])
     if "kind" in raw:
-        kinds = _strs("kind", raw["kind"])
-        for k in kinds:
-            if k not in KIND_NAMES:
-                near = difflib.get_close_matches(k, KIND_NAMES, n=1)
-                hint = f"; did you mean {near[0]!r}?" if near else ""
-                msg = f"unknown kind {k!r}{hint} (known: {', '.join(KIND_NAMES)})"
-                raise ScenarioError(msg)
-        kw["kinds"] = kinds
+        kw["kinds"] = _known("kind", _strs("kind", raw["kind"]), list(KIND_NAMES))
     if "tier" in raw:
-        tiers = _strs("tier", raw["tier"])
-        known = {*ELEMENT_TIERS, *LINK_TIERS}
-        for t in tiers:
-            if t not in known:
-                near = difflib.get_close_matches(t, known, n=1)
-                hint = f"; did you mean {near[0]!r}?" if near else ""
-                msg = f"unknown tier {t!r}{hint} (known: {', '.join(sorted(known))})"
-                raise ScenarioError(msg)
-        kw["tiers"] = tiers
+        tiers = sorted({*ELEMENT_TIERS, *LINK_TIERS})
+        kw["tiers"] = _known("tier", _strs("tier", raw["tier"]), tiers)
     for key in STRUCT_KEYS:
         if key in raw:
             kw[key] = _ints(key, raw[key])

@@ -241,15 +241,7 @@ class CaseEvaluator:
 
     @cached_property
     def _uplinks(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        f = self.fabric
-        links = f.links_of_kind(LinkKind.LEAF_SPINE)
-        live: npt.NDArray[np.float64] = np.bincount(
-            f.link_a[links], weights=self.base.cap[links], minlength=f.n_elements
-        ).astype(np.float64)
-        full: npt.NDArray[np.float64] = np.bincount(
-            f.link_a[links], weights=f.link_capacity[links], minlength=f.n_elements
-        ).astype(np.float64)
-        return live, full
+        return self.base._leaf_uplinks
 
     @cached_property
     def _flows(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:

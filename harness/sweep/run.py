@@ -150,6 +150,20 @@ def _evaluate(ev: CaseEvaluator, cases: Sequence[tuple[Failure, ...]]) -> list[C
     return [next(bulk) if len(c) == 1 else ev.evaluate(c) for c in cases]
 
 
+def _collect(
+    futures: Sequence[Any], results: list[CaseResult], total: int, progress: Progress | None
+) -> int:
+    """Gather shard results in order (Dask and concurrent.futures alike); count exact cases."""
+    exact = 0
+    for fut in futures:
+        part, n_exact = fut.result()
+        results.extend(part)
+        exact += n_exact
+        if progress:
+            progress(len(results), total)
+    return exact
+
+
 def _shards(n: int, parts: int) -> list[tuple[int, int]]:
     size = max(1, math.ceil(n / max(parts, 1)))
     return [(i, min(i + size, n)) for i in range(0, n, size)]
@@ -183,7 +197,6 @@ def run_sweep(
         exact = ev.exact_cases - before
     else:
         shards = _shards(total, (workers if scheduler is None else 8) * 4)
-        done = 0
         if scheduler is not None:
             from distributed import Client
 
@@ -192,27 +205,11 @@ def run_sweep(
                     evaluate_shard, [spec] * len(shards), [a for a, _ in shards],
                     [b for _, b in shards], pure=False,
                 )  # fmt: skip
-                parts = []
-                for fut in futures:
-                    part, n_exact = fut.result()
-                    parts.append(part)
-                    exact += n_exact
-                    done += len(part)
-                    if progress:
-                        progress(done, total)
+                exact = _collect(futures, results, total, progress)
         else:
             with ProcessPoolExecutor(max_workers=workers) as pool:
                 futs = [pool.submit(evaluate_shard, spec, a, b) for a, b in shards]
-                parts = []
-                for fut in futs:
-                    part, n_exact = fut.result()
-                    parts.append(part)
-                    exact += n_exact
-                    done += len(part)
-                    if progress:
-                        progress(done, total)
-        for part in parts:
-            results.extend(part)
+                exact = _collect(futs, results, total, progress)
     return SweepResult(
         fabric, spec, tuple(results), sampled, time.perf_counter() - start, exact, jobs
     )
