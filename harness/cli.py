@@ -71,6 +71,7 @@ from harness.runner import run_scenario
 from harness.scenario.load import discover
 from harness.scenario.load import load_file
 from harness.scenario.model import Scenario
+from harness.scenario.validate import validate
 from harness.sweep.cases import CATEGORIES
 from harness.sweep.cases import DEFAULT_CATEGORIES
 from harness.sweep.cases import parse_categories
@@ -79,6 +80,7 @@ from harness.sweep.report import to_json as sweep_json
 from harness.sweep.report import write_csv
 from harness.sweep.run import SweepSpec
 from harness.sweep.run import run_sweep
+from harness.words import plural
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -304,19 +306,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _configure_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH",
                    help="scenario files or directories (searched for *.yaml, *.yml)")  # fmt: skip
+    p.add_argument("--json", action="store_true",
+                   help="print a JSON document (valid, files, scenarios, problems)")  # fmt: skip
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    files, scenarios, errors = _load_all(args.paths)
-    if errors:
-        problems = [p for _, err in errors for p in err.problems]
-        bad = len(errors)
-        _error(f"{len(problems)} problem(s) in {bad} of {len(files)} file(s)")
-        for _, err in errors:
-            _error(str(err))
-        return EXIT_BAD_INPUT
-    print(f"{len(scenarios)} scenarios in {len(files)} files are valid")
-    return EXIT_OK
+    # Builds every fabric and resolves every selector, job, restore and expectation
+    # argument (harness.scenario.prepare, the step `run` takes before injecting).
+    result = validate(*_load_all(args.paths))
+    if args.json:
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
+        return EXIT_OK if result.ok else EXIT_BAD_INPUT
+    scenarios = plural(len(result.scenarios), "scenario")
+    files = plural(len(result.files), "file")
+    if result.ok:
+        verb = "is" if len(result.scenarios) == 1 else "are"
+        print(f"{scenarios} in {files} {verb} valid")
+        return EXIT_OK
+    _error(f"{plural(result.problems, 'problem')} in {result.bad_files} of {files}")
+    for bad in result.invalid:
+        _error(str(bad.error))
+    return EXIT_BAD_INPUT
 
 
 # -- harness show ---------------------------------------------------------------------

@@ -22,19 +22,18 @@ from harness.backends import make_backend
 from harness.backends.protocol import Backend
 from harness.checks import Context
 from harness.checks import observe
-from harness.errors import FabricDesignError
-from harness.errors import Problem
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 from harness.faults import AppliedFault
 from harness.jobs import Job
-from harness.jobs import resolve_jobs
-from harness.scenario.fabric_ref import build_fabric
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import InjectStep
 from harness.scenario.model import Location
 from harness.scenario.model import RestoreStep
 from harness.scenario.model import Scenario
+from harness.scenario.prepare import located
+from harness.scenario.prepare import prepare
+from harness.scenario.prepare import restore_choice
 
 log = logging.getLogger(__name__)
 
@@ -194,11 +193,7 @@ class _Run:
             )
         return self._current
 
-    def inject(self, step: InjectStep) -> StepResult:
-        try:
-            applied = step.fault.resolve(self.fabric)
-        except ScenarioError as err:
-            raise _located(err, step.where) from None
+    def inject(self, step: InjectStep, applied: AppliedFault) -> StepResult:
         self.applied.append((step.name, applied))  # recorded before it is done
         self.backend.inject(applied)
         self._current = None
@@ -207,23 +202,14 @@ class _Run:
                           where=step.where)  # fmt: skip
 
     def restore(self, step: RestoreStep) -> StepResult:
-        if not self.applied:
-            raise _located(ScenarioError("restore: no fault is applied"), step.where)
-        if step.target == "all":
-            chosen = list(reversed(self.applied))
-        elif step.target == "last":
-            chosen = [self.applied[-1]]
-        else:
-            chosen = [x for x in reversed(self.applied) if x[0] == step.target]
-            if not chosen:
-                names = [n for n, _ in self.applied if n]
-                msg = (
-                    f"restore: no applied fault is named {step.target!r} (named: {names or 'none'})"
-                )
-                raise _located(ScenarioError(msg), step.where)
-        for item in chosen:
-            self.backend.revert(item[1])
-            self.applied.remove(item)
+        try:
+            at = restore_choice([n for n, _ in self.applied], step.target)
+        except ScenarioError as err:
+            raise _located(err, step.where) from None
+        chosen = [self.applied[i] for i in at]
+        for i in at:  # newest first, so earlier positions stay valid
+            self.backend.revert(self.applied[i][1])
+            del self.applied[i]
         self._current = None
         text = "restored " + "; ".join(a.describe(self.fabric) for _, a in chosen)
         return StepResult("restore", text, story(self.fabric, self.analysis(), self.healthy),
@@ -267,11 +253,7 @@ class _Run:
 
 def _located(err: ScenarioError, where: Location) -> ScenarioError:
     """The error with ``where`` for every problem that does not already name a file."""
-    problems = [
-        p if p.path else Problem(p.message, where.path, where.line, where.column, p.key)
-        for p in err.problems
-    ]
-    return type(err)(problems)
+    return type(err)(located(err, where))
 
 
 def run_scenario(
@@ -296,16 +278,17 @@ def run_scenario(
             o.scenario_finished(result)
         return result
 
-    try:
-        fabric = build_fabric(scenario.fabric)
-    except FabricDesignError as err:
-        if scenario.expect_fabric_error is None:
-            raise _located(err, scenario.fabric.where) from None
-        ok = scenario.expect_fabric_error.lower() in str(err).lower()
+    # Bad input (every problem at once) before anything is injected, as `harness validate`.
+    prepared = prepare(scenario)
+    fabric = prepared.fabric
+    if fabric is None:
+        assert scenario.expect_fabric_error is not None  # prepare raises otherwise
+        err = prepared.fabric_error
+        ok = scenario.expect_fabric_error.lower() in err.lower()
         res = ExpectResult("fabric_error", f"contains {scenario.expect_fabric_error!r}",
-                           str(err), ok, where=scenario.fabric.where)  # fmt: skip
+                           err, ok, where=scenario.fabric.where)  # fmt: skip
         steps.append(StepResult("fabric", f"building {scenario.fabric.describe()} failed",
-                                (str(err),), (res,), scenario.fabric.where))  # fmt: skip
+                                (err,), (res,), scenario.fabric.where))  # fmt: skip
         return done("passed" if ok else "failed")
     if scenario.expect_fabric_error is not None:
         res = ExpectResult("fabric_error", f"contains {scenario.expect_fabric_error!r}",
@@ -313,18 +296,16 @@ def run_scenario(
         steps.append(StepResult("fabric", f"built {scenario.fabric.describe()}", (), (res,),
                                 scenario.fabric.where))  # fmt: skip
         return done("failed")
-    try:
-        jobs = resolve_jobs(scenario.jobs, fabric)
-    except ScenarioError as err:
-        raise _located(err, scenario.where) from None
     be = make_backend(backend) if isinstance(backend, str) else backend
     with be:
         be.apply(fabric)
-        run = _Run(scenario, be, fabric, jobs)
+        run = _Run(scenario, be, fabric, prepared.jobs)
         try:
-            for step in scenario.steps:
+            for prepared_step in prepared.steps:
+                step = prepared_step.step
                 if isinstance(step, InjectStep):
-                    result = run.inject(step)
+                    assert prepared_step.applied is not None  # prepare raises otherwise
+                    result = run.inject(step, prepared_step.applied)
                 elif isinstance(step, RestoreStep):
                     result = run.restore(step)
                 else:

@@ -30,6 +30,7 @@ from harness.fabric.model import CABLE_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.suggest import closest
 
 
 class Domain(enum.Enum):
@@ -268,7 +269,7 @@ def _element_matches(fabric: Fabric, pattern: str) -> npt.NDArray[np.int32]:
 
 
 def _not_found(pattern: str, names: list[str], domain: Domain) -> ScenarioError:
-    near = difflib.get_close_matches(pattern, names, n=3, cutoff=0.5)
+    near = closest(pattern, names, n=3, cutoff=0.5)
     hint = f"; closest: {', '.join(near)}" if near else ""
     return ScenarioError(f"selector {pattern!r} matches no {domain.value}{hint}")
 

@@ -293,7 +293,7 @@ def test_validate_reports_every_problem_of_every_file(
     assert out == ""
     lines = err.splitlines()
     assert lines[0].startswith("error: ")
-    assert lines[0].endswith("in 2 of 3 file(s)")
+    assert lines[0].endswith("in 2 of 3 files")
     for name in ("a.yaml", "b.yaml"):
         located = [line for line in lines if line.startswith(f"error: {root / name}:")]
         assert any(":8:" in line for line in located)  # the typo

@@ -137,7 +137,7 @@ def test_degrade_fraction_and_lanes() -> None:
         ({"degrade": {"target": NVLINK, "lanes": 2}},
          f"degrade to 2 lane(s): {NVLINK} has only 2; give fewer lanes or use fraction:"),
         ({"degrade": {"target": ACCESS, "lanes": 4}}, "has only 4"),
-        ({"kill": "spine-99"}, "matches no elements; closest: spine-19"),
+        ({"kill": "spine-99"}, "matches no elements; closest: spine-09, spine-19"),
     ],
 )  # fmt: skip
 def test_resolve_errors(raw: Any, message: str) -> None:

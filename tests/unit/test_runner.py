@@ -69,14 +69,18 @@ class RecordingBackend(ModelBackend):
 
     name = "recording"
 
-    def __init__(self, fail_revert: str = "") -> None:
+    def __init__(self, fail_revert: str = "", fail_inject: str = "") -> None:
         super().__init__()
         self.calls: list[tuple[str, str]] = []
         self.fail_revert = fail_revert
+        self.fail_inject = fail_inject
         self.closed = False
 
     def inject(self, fault: AppliedFault) -> None:
         self.calls.append(("inject", fault.fault.describe()))
+        if self.fail_inject and self.fail_inject in fault.fault.describe():
+            msg = f"cannot inject {fault.fault.describe()}"
+            raise BackendError(msg)
         super().inject(fault)
 
     def revert(self, fault: AppliedFault) -> None:
@@ -225,17 +229,36 @@ def test_infinite_values_survive_json() -> None:
 # -- errors: revert in finally ---------------------------------------------------------------------
 
 
-def test_revert_happens_even_when_an_expectation_raises() -> None:
+def test_bad_input_is_found_before_anything_is_injected() -> None:
     backend = RecordingBackend()
     bad = scenario(
         inject({"kill": "spine-01"}),
         inject({"cut": "su01/leaf-r0:21--spine-01:1"}),
         expect(leaf_uplink_ratio={"leaf": "spine-02", "is": 1.0}),
+        inject({"kill": "spine-99"}),
     )
-    with pytest.raises(ScenarioError, match="'spine-02' is not a leaf") as info:
+    with pytest.raises(ScenarioError) as info:
         run_scenario(bad, backend)
-    assert str(info.value).startswith("inline.yaml:10:7:")
-    assert backend.calls[-2:] == [
+    # every problem at once, each at its place, and the fabric was never touched
+    assert str(info.value).splitlines() == [
+        "inline.yaml:10:7: 'spine-02' is not a leaf of fabric 'seed-a800'",
+        "selector 'spine-99' matches no elements; closest: spine-09, spine-19, spine-08",
+    ]
+    assert backend.calls == []
+
+
+def test_revert_happens_even_when_a_step_raises() -> None:
+    backend = RecordingBackend(fail_inject="spine-03")
+    bad = scenario(
+        inject({"kill": "spine-01"}),
+        inject({"cut": "su01/leaf-r0:21--spine-01:1"}),
+        expect(leaf_uplink_ratio={"leaf": "su01/leaf-r0", "is": 0.9}),
+        inject({"kill": "spine-03"}),
+    )
+    with pytest.raises(BackendError, match="cannot inject kill spine-03"):
+        run_scenario(bad, backend)
+    assert backend.calls[-3:] == [
+        ("revert", "kill spine-03"),  # recorded before it is done, so reverted too
         ("revert", "cut su01/leaf-r0:21--spine-01:1"),
         ("revert", "kill spine-01"),
     ]
@@ -243,24 +266,19 @@ def test_revert_happens_even_when_an_expectation_raises() -> None:
     assert backend.closed
 
 
-def test_a_bad_fault_midway_reverts_the_earlier_ones() -> None:
-    backend = RecordingBackend()
-    with pytest.raises(ScenarioError, match="spine-99"):
-        run_scenario(scenario(inject({"kill": "spine-01"}), inject({"kill": "spine-99"})), backend)
-    assert backend.calls == [("inject", "kill spine-01"), ("revert", "kill spine-01")]
-    assert backend.healthy_now
-
-
 def test_a_failing_revert_does_not_hide_the_original_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    backend = RecordingBackend(fail_revert="spine-02")
+    backend = RecordingBackend(fail_revert="spine-02", fail_inject="spine-03")
     bad = scenario(
         inject({"kill": "spine-01"}),
         inject({"kill": "spine-02"}),
-        expect(leaf_uplink_ratio={"leaf": "nope", "is": 1.0}),
+        inject({"kill": "spine-03"}),
     )
-    with caplog.at_level(logging.ERROR, logger="harness.runner"), pytest.raises(ScenarioError):
+    with (
+        caplog.at_level(logging.ERROR, logger="harness.runner"),
+        pytest.raises(BackendError, match="cannot inject"),
+    ):
         run_scenario(bad, backend)
     # both reverts were attempted, newest first, and the revert error was logged
     assert backend.calls[-2:] == [("revert", "kill spine-02"), ("revert", "kill spine-01")]

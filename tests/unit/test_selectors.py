@@ -225,7 +225,8 @@ def test_resolve_returns_sorted_indices() -> None:
 @pytest.mark.parametrize(
     ("raw", "domain", "message"),
     [
-        ("spine-99", Domain.ELEMENTS, "selector 'spine-99' matches no elements; closest: spine-19"),
+        ("spine-99", Domain.ELEMENTS,
+         "selector 'spine-99' matches no elements; closest: spine-09, spine-19"),
         ("zzz*", Domain.ELEMENTS, "selector 'zzz*' matches no elements"),
         ({"tier": "core"}, Domain.ELEMENTS, "matches no elements of fabric 'seed-a800'"),
         ({"tier": "spine", "all-but": 20}, Domain.ELEMENTS,
