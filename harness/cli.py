@@ -597,9 +597,10 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--design",
-        required=True,
+        default=None,
         metavar="FABRIC",
-        help="the intended design: a preset name or a fabric file",
+        help="the intended design: a preset name or a fabric file (default: infer the "
+        "regular design from the dump by majority and report the departures)",
     )
     p.add_argument("--format", dest="fmt", default=None, help="the dump's format (default: sniff)")
     p.add_argument(
@@ -622,6 +623,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from harness.importers import load_dump
     from harness.importers.audit import diff_fabrics
 
+    if args.design is None:
+        return _audit_regular(args)
     design = _load_fabric(args.design)
     live = load_dump(args.dump, args.fmt)
     audit = diff_fabrics(live, design, ports=not args.no_ports)
@@ -658,6 +661,30 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         console.print("[bold]risk of the live state[/] (the differences applied to the design):")
         print_risk(console, report)
     return EXIT_OK if audit.ok and report.ok else EXIT_FAILED
+
+
+def _audit_regular(args: argparse.Namespace) -> int:
+    from harness.importers import load_dump
+    from harness.importers import notes_of
+    from harness.importers.regular import audit_regular
+
+    live = load_dump(args.dump, args.fmt)
+    audit = audit_regular(live)
+    if args.json:
+        doc = {"dump": str(args.dump), **audit.to_json(), "notes": list(notes_of(live))}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return EXIT_OK if audit.ok else EXIT_FAILED
+    console = _stdout()
+    console.print(f"[bold]{args.dump}[/]: inferred design (no --design given):", highlight=False)
+    for line in audit.design.lines():
+        console.print(f"  {line}", highlight=False)
+    if audit.ok:
+        console.print("[green]no departures from the inferred design[/]")
+    else:
+        console.print(f"[bold red]{len(audit.departures)} departure(s)[/]:")
+        for line in audit.lines():
+            console.print(f"  {line}", highlight=False)
+    return EXIT_OK if audit.ok else EXIT_FAILED
 
 
 # -- harness export -------------------------------------------------------------------

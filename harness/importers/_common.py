@@ -37,6 +37,12 @@ from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
 from harness.fabric.nodes import NodeTemplate
 from harness.fabric.nodes import node_template
+from harness.importers.hosts import DEFAULT_PLACEHOLDER_HOSTS
+from harness.importers.hosts import DEFAULT_UNSET_PATTERN
+from harness.importers.hosts import Host
+from harness.importers.hosts import Named
+from harness.importers.hosts import group_by_wiring
+from harness.importers.hosts import split_by_description
 
 Role = Literal["leaf", "spine", "core"]
 ROLES: tuple[Role, ...] = ("leaf", "spine", "core")
@@ -58,7 +64,7 @@ IB_LANE_GBPS: dict[str, float] = {
 IB_WIDTHS: tuple[int, ...] = (1, 2, 4, 8, 12)
 _RATE_RE = re.compile(r"\b(1|2|4|8|12)x(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR)\b")
 
-DEFAULT_HCA_PATTERN = r"^(?P<host>.+?)[\s/]+(?:mlx\d+_|nic|ib)(?P<index>\d+)$"
+DEFAULT_HCA_PATTERN = r"^(?P<host>.+?)[\s/]+(?:(?:mlx\d+_|nic|ib)(?P<index>\d+)|HCA-(?P<hca>\d+))$"
 
 
 def ib_rate(text: str) -> tuple[int, str, float] | None:
@@ -122,7 +128,12 @@ class InferenceRules:
 
     hca_pattern: str = DEFAULT_HCA_PATTERN
     """Regex over an HCA's node description; group ``host`` names the server,
-    optional group ``index`` the device index (``mlx5_3`` -> 3)."""
+    optional group ``index`` the device index (``mlx5_3`` -> 3) or ``hca`` the
+    1-based device number (``HCA-4`` -> index 3)."""
+    unset_pattern: str | None = DEFAULT_UNSET_PATTERN
+    """An HCA description nobody set (the vendor default); such HCAs are grouped by wiring."""
+    placeholder_hosts: tuple[str, ...] = DEFAULT_PLACEHOLDER_HOSTS
+    """Host names that name no server (``localhost``, ``ubuntu``); grouped by wiring."""
     leaf_pattern: str | None = r"(?i)leaf|\btor|asw"
     spine_pattern: str | None = r"(?i)spine|\bagg|psw"
     core_pattern: str | None = r"(?i)core|super-?spine|dsw"
@@ -141,7 +152,7 @@ class InferenceRules:
 
     def __post_init__(self) -> None:
         for name in ("hca_pattern", "leaf_pattern", "spine_pattern", "core_pattern",
-                     "host_pattern", "su_pattern"):  # fmt: skip
+                     "host_pattern", "su_pattern", "unset_pattern"):  # fmt: skip
             _compile(name, getattr(self, name))
         bad = sorted(v for v in self.roles.values() if v not in ROLES)
         if bad:
@@ -189,6 +200,7 @@ class RawNic:
     line: int = 0
     host: str | None = None  # server name, when the file states it
     index: int | None = None  # device index, when the file states it
+    sysimg: str | None = None  # system image GUID, when the file states it
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,12 +226,6 @@ class RawNetwork:
     nics: tuple[RawNic, ...]
     cables: tuple[RawCable, ...]
     notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class _Host:
-    hid: str
-    nics: tuple[tuple[str, int], ...]  # (nic key, rail)
 
 
 def generic_node_template(rails: int, nic_ports: int, nic_gbps: float) -> NodeTemplate:
@@ -253,62 +259,40 @@ def _problem(net: RawNetwork, line: int, message: str) -> ScenarioError:
     return ScenarioError(Problem(message, path=net.path, line=line))
 
 
-def _hosts(net: RawNetwork, rules: InferenceRules) -> tuple[dict[str, _Host], list[str]]:
-    """Group NICs into hosts and give each NIC its rail."""
-    notes: list[str] = []
-    rx = re.compile(rules.hca_pattern)
-    parsed: list[tuple[RawNic, str, int | None]] = []
-    for nic in net.nics:
-        if nic.host is not None:
-            parsed.append((nic, nic.host, nic.index))
-            continue
-        m = rx.match(nic.desc.strip())
-        if m:
-            idx = m.groupdict().get("index")
-            parsed.append((nic, m.group("host"), int(idx) if idx is not None else None))
-        else:
-            parsed.append((nic, nic.desc.strip(), None))
-    # unindexed NICs whose description is shared (e.g. the vendor default) are one host each
-    plain = Counter(host for nic, host, idx in parsed if idx is None and nic.host is None)
-    indices = sorted({idx for _, _, idx in parsed if idx is not None})
+def _named_hosts(net: RawNetwork, rules: InferenceRules, named: list[Named]) -> dict[str, Host]:
+    """Group the NICs whose description names their server; rails = rank of the index."""
+    indices = sorted({n.index for n in named if n.index is not None})
     rank = {idx: rules.rails.get(idx, r) for r, idx in enumerate(indices)}
-    by_host: dict[str, list[tuple[RawNic, int | None]]] = {}
-    for nic, host, idx in parsed:
-        hid = host
-        if idx is None and nic.host is None and plain[host] > 1:
-            hid = nic.key
-            note = (
-                f"HCAs share the description {host!r}; each is taken as its own host "
-                "(set node descriptions to 'hostname mlx5_N' to group them)"
-            )
-            if note not in notes:
-                notes.append(note)
-        by_host.setdefault(clean_id(hid), []).append((nic, idx))
-    hosts: dict[str, _Host] = {}
+    by_host: dict[str, list[Named]] = {}
+    for n in named:
+        by_host.setdefault(clean_id(n.host), []).append(n)
+    hosts: dict[str, Host] = {}
+    desc = {n.key: n for n in net.nics}
     for hid, members in by_host.items():
-        taken: dict[int, RawNic] = {}
+        taken: dict[int, Named] = {}
         out: list[tuple[str, int]] = []
-        unindexed = sorted((n for n, i in members if i is None), key=lambda n: natural_key(n.desc))
-        for nic, idx in members:
-            if idx is None:
+        unindexed = sorted((n for n in members if n.index is None),
+                           key=lambda n: natural_key(desc[n.key].desc))  # fmt: skip
+        for n in members:
+            if n.index is None:
                 continue
-            rail = rank[idx]
+            rail = rank[n.index]
             if rail in taken:
                 msg = (
-                    f"HCA {nic.desc!r} and {taken[rail].desc!r} both map to host {hid!r} rail "
-                    f"{rail}; give the HCAs distinct node descriptions or set "
+                    f"HCA {desc[n.key].desc!r} and {desc[taken[rail].key].desc!r} both map to "
+                    f"host {hid!r} rail {rail}; give the HCAs distinct node descriptions or set "
                     "InferenceRules.rails / hca_pattern"
                 )
-                raise _problem(net, nic.line, msg)
-            taken[rail] = nic
-            out.append((nic.key, rail))
+                raise _problem(net, n.line, msg)
+            taken[rail] = n
+            out.append((n.key, rail))
         free = (r for r in range(len(members) + len(taken) + 1) if r not in taken)
-        for nic in unindexed:
+        for n in unindexed:
             rail = next(free)
-            taken[rail] = nic
-            out.append((nic.key, rail))
-        hosts[hid] = _Host(hid, tuple(sorted(out, key=lambda kr: kr[1])))
-    return hosts, notes
+            taken[rail] = n
+            out.append((n.key, rail))
+        hosts[hid] = Host(hid, tuple(sorted(out, key=lambda kr: kr[1])))
+    return hosts
 
 
 def _roles(
@@ -372,6 +356,70 @@ def _width(n: int) -> int:
     return max(2, len(str(n)))
 
 
+def _leaf_sus(
+    leaves: list[RawSwitch],
+    host_leaves: Mapping[str, list[str]],
+    su_rx: re.Pattern[str] | None,
+    sw_by_key: Mapping[str, RawSwitch],
+) -> dict[str, int]:
+    """Leaf -> SU: from names with ``su_pattern``, else groups of leaves that share hosts.
+
+    Two leaves are one group when they share two hosts (one when either serves a
+    single host), so one stray cable to another group's leaf does not merge groups.
+    """
+    su_of_leaf: dict[str, int] = {}
+    if su_rx is not None:
+        for sw in leaves:
+            m = su_rx.search(sw.desc)
+            if m:
+                su_of_leaf[sw.key] = int(m.group("su"))
+        return su_of_leaf
+    served_by: dict[str, set[str]] = {sw.key: set() for sw in leaves}
+    for hid, served in host_leaves.items():
+        for k in served:
+            served_by.setdefault(k, set()).add(hid)
+    shared: Counter[tuple[str, str]] = Counter()
+    for served in host_leaves.values():
+        uniq = sorted(set(served))
+        for i, a in enumerate(uniq):
+            for b in uniq[i + 1 :]:
+                shared[a, b] += 1
+    uf = _UnionFind()
+    for sw in leaves:
+        uf.find(sw.key)
+    for (a, b), n in shared.items():
+        if n >= min(2, len(served_by[a]), len(served_by[b])):
+            uf.union(a, b)
+    groups: dict[str, list[str]] = {}
+    for sw in leaves:
+        groups.setdefault(uf.find(sw.key), []).append(sw.key)
+
+    def first_host(members: list[str]) -> tuple[int, tuple[tuple[int, int | str], ...]]:
+        hs = [h for m in members for h in served_by[m]]
+        if hs:
+            return 0, min(natural_key(h) for h in hs)
+        return 1, min(natural_key(sw_by_key[m].desc) for m in members)
+
+    for su, members in enumerate(sorted(groups.values(), key=first_host), start=1):
+        for k in members:
+            su_of_leaf[k] = su
+    return su_of_leaf
+
+
+def _leaf_rails(
+    leaves: list[RawSwitch], adj: Mapping[str, set[str]], nic_host: Mapping[str, tuple[str, int]]
+) -> dict[str, int]:
+    """Leaf -> rail: stated, else the majority rail of the NICs attached (-1: none)."""
+    rail_of_leaf: dict[str, int] = {}
+    for sw in leaves:
+        if sw.rail is not None:
+            rail_of_leaf[sw.key] = sw.rail
+            continue
+        votes = Counter(nic_host[n][1] for n in adj[sw.key] if n in nic_host)
+        rail_of_leaf[sw.key] = min(votes, key=lambda r: (-votes[r], r)) if votes else -1
+    return rail_of_leaf
+
+
 def build_network(
     net: RawNetwork,
     rules: InferenceRules,
@@ -387,8 +435,13 @@ def build_network(
     ``suSS/nodeNN`` after inference instead of after the file.
     """
     notes = list(net.notes)
-    hosts, host_notes = _hosts(net, rules)
-    notes += host_notes
+    named, unnamed = split_by_description(
+        net.nics,
+        re.compile(rules.hca_pattern),
+        _compile("unset_pattern", rules.unset_pattern),
+        rules.placeholder_hosts,
+    )
+    hosts = _named_hosts(net, rules, named)
     nic_host: dict[str, tuple[str, int]] = {}
     for h in hosts.values():
         for key, rail in h.nics:
@@ -402,44 +455,61 @@ def build_network(
     role, role_notes = _roles(net, rules, set(nic_by_key), adj)
     notes += role_notes
 
-    # SUs: leaves joined by the hosts they serve (or by name).
+    # SUs: leaves joined by the named hosts they serve (or by name).
     su_rx = _compile("su_pattern", rules.su_pattern)
     leaves = [s for s in net.switches if role[s.key] == "leaf"]
-    host_leaves: dict[str, list[str]] = {h: [] for h in hosts}
-    for c in net.cables:
-        for end, other in ((c.a, c.b), (c.b, c.a)):
-            if end in nic_host and other in sw_by_key and role[other] == "leaf":
-                host_leaves[nic_host[end][0]].append(other)
+
+    def leaves_of_hosts() -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {h: [] for h in hosts}
+        for c in net.cables:
+            for end, other in ((c.a, c.b), (c.b, c.a)):
+                if end in nic_host and other in sw_by_key and role[other] == "leaf":
+                    out[nic_host[end][0]].append(other)
+        return out
+
+    host_leaves = leaves_of_hosts()
     su_of_host: dict[str, int] = {}
-    su_of_leaf: dict[str, int] = {}
+    su_of_leaf = _leaf_sus(leaves, host_leaves, su_rx, sw_by_key)
     if su_rx is not None:
         for hid in hosts:
             m = su_rx.search(hid)
             su_of_host[hid] = int(m.group("su")) if m else 0
-        for sw in leaves:
-            m = su_rx.search(sw.desc)
-            if m:
-                su_of_leaf[sw.key] = int(m.group("su"))
-    else:
-        uf = _UnionFind()
-        for sw in leaves:
-            uf.find(sw.key)
-        for served in host_leaves.values():
-            for k in served[1:]:
-                uf.union(served[0], k)
-        groups: dict[str, list[str]] = {}
-        for sw in leaves:
-            groups.setdefault(uf.find(sw.key), []).append(sw.key)
+    rail_of_leaf = _leaf_rails(leaves, adj, nic_host)
 
-        def first_host(members: list[str]) -> tuple[int, tuple[tuple[int, int | str], ...]]:
-            hs = [h for h, lv in host_leaves.items() if set(lv) & set(members)]
-            if hs:
-                return 0, min(natural_key(h) for h in hs)
-            return 1, min(natural_key(sw_by_key[m].desc) for m in members)
+    # HCAs whose description does not name their server: grouped by the wiring.
+    if unnamed:
+        attach: dict[str, tuple[str, int]] = {}
+        for c in sorted(net.cables, key=lambda c: (c.a_port, c.b_port)):
+            for end, other, oport in ((c.a, c.b, c.b_port), (c.b, c.a, c.a_port)):
+                if end in nic_by_key and other in sw_by_key and role[other] == "leaf":
+                    attach.setdefault(end, (other, oport))
+        grouped = {k for served in host_leaves.values() for k in served}
+        named_su = {k: su for k, su in su_of_leaf.items() if k in grouped}
+        named_at: dict[tuple[int, int], list[tuple[str, set[int]]]] = {}
+        for hid, h in hosts.items():
+            sites: dict[tuple[int, int], set[int]] = {}
+            for key, rail in h.nics:
+                if key in attach and attach[key][0] in named_su:
+                    leaf, port = attach[key]
+                    sites.setdefault((named_su[leaf], port), set()).add(rail)
+            have = {rail for _, rail in h.nics}
+            for where in sites:
+                named_at.setdefault(where, []).append((hid, have))
+        new, joined, wired_notes = group_by_wiring(
+            unnamed, attach, su_of_leaf=named_su, rail_of_leaf=rail_of_leaf, named_at=named_at,
+            leaf_name={s.key: s.desc for s in leaves},
+        )  # fmt: skip
+        notes += wired_notes
+        for hid, more in joined.items():
+            hosts[hid] = Host(hid, tuple(sorted((*hosts[hid].nics, *more), key=lambda kr: kr[1])))
+        for hid, wired in new.items():
+            hosts[clean_id(hid)] = Host(clean_id(hid), tuple(wired))
+        for h in hosts.values():
+            for key, rail in h.nics:
+                nic_host[key] = (h.hid, rail)
+        host_leaves = leaves_of_hosts()
+        rail_of_leaf = _leaf_rails(leaves, adj, nic_host)
 
-        for su, members in enumerate(sorted(groups.values(), key=first_host), start=1):
-            for k in members:
-                su_of_leaf[k] = su
     for sw in leaves:
         if sw.su is not None:
             su_of_leaf[sw.key] = sw.su
@@ -463,15 +533,6 @@ def build_network(
         use_names = min(nums) >= 1 and len(set(nums)) == len(nums)
         for i, hid in enumerate(members, start=1):
             node_of_host[hid] = nums[i - 1] if use_names else i
-
-    # Leaf rails: stated, else the majority rail of the NICs attached.
-    rail_of_leaf: dict[str, int] = {}
-    for sw in leaves:
-        if sw.rail is not None:
-            rail_of_leaf[sw.key] = sw.rail
-            continue
-        votes = Counter(nic_host[n][1] for n in adj[sw.key] if n in nic_host)
-        rail_of_leaf[sw.key] = min(votes, key=lambda r: (-votes[r], r)) if votes else -1
 
     # Element ids.
     hw = _width(max(su_of_host.values(), default=1))

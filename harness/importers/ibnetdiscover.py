@@ -20,6 +20,7 @@ ibsim can simulate it and ``ibnetdiscover`` can dump it.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +48,19 @@ _PORT = re.compile(
 )
 _DESC_QUOTED = re.compile(r'#\s*"([^"]*)"')
 _DESC_STOP = re.compile(r" (?:enhanced port|base port|lid|lmc) ")
+_ATTR = re.compile(
+    r"^(vendid|devid|sysimgguid|switchguid|caguid|rtguid)\s*=\s*(0x[0-9a-fA-F]+|\d+)"
+)
+# ``ibnetdiscover -p``: one line per port, the remote end after " - " when linked
+_PORTS_LINE = re.compile(
+    r"^(CA|SW|RT)\s+(\d+)\s+(\d+)\s+0x([0-9a-fA-F]+)\s+(\d+)x\s*(\w+)"
+    r"(?:\s+-\s+(CA|SW|RT)\s+(\d+)\s+(\d+)\s+0x([0-9a-fA-F]+)\s+\(\s*'(.*)'\s+-\s+'(.*)'\s*\)"
+    r"|\s+'(.*)')?\s*$"
+)
+SHARP_AN_DESC = "Mellanox Technologies Aggregation Node"
+SHARP_AN_DEVIDS: frozenset[int] = frozenset({0xCF09})
+"""Device ids of SHARP Aggregation Nodes (53001, as Quantum/Quantum-2 switches report them)."""
+_MLNX_SWITCH = re.compile(r"^MF0;([^;:]+):[^;:]+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +84,9 @@ class IbNode:
     nports: int
     ports: tuple[IbPort, ...]
     line: int
+    devid: int | None = None  # ``devid=`` before the record
+    sysimgguid: int | None = None  # ``sysimgguid=`` before the record
+    guid: int | None = None  # node GUID: ``switchguid=``/``caguid=``, else from ``S-<hex>``
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,14 +113,35 @@ def _desc(rest: str, default: str) -> str:
     return _DESC_STOP.split(f"{tail} ", maxsplit=1)[0].strip() or default
 
 
+def _guid_of(node_id: str) -> int | None:
+    """The GUID in an ibnetdiscover node id (``S-2c5eab0300b87b40``), else None."""
+    m = re.fullmatch(r"[SHR]-([0-9a-fA-F]{1,16})", node_id)
+    return int(m.group(1), 16) if m else None
+
+
+def is_ports_report(text: str) -> bool:
+    """Whether ``text`` is ``ibnetdiscover -p`` output (one line per port)."""
+    for raw in text.splitlines()[:50]:
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            return _PORTS_LINE.match(line) is not None
+    return False
+
+
 def parse_ibnetdiscover(text: str, path: str = "<string>") -> IbTopology:
     """Parse ``ibnetdiscover`` output (or an ibsim net file) into an :class:`IbTopology`.
 
-    Raises :class:`ScenarioError` naming ``path:line`` for a malformed record,
-    a port that points at an unknown node, or two ends that disagree.
+    Reads the topology format (also with ``-f`` and ``-g``) and the ports report
+    of ``ibnetdiscover -p``.  Raises :class:`ScenarioError` naming ``path:line``
+    for a malformed record, a port that points at an unknown node, or two ends
+    that disagree.
     """
+    if is_ports_report(text):
+        return _parse_ports_report(text, path)
     nodes: list[IbNode] = []
     current: tuple[str, str, str, int, int] | None = None
+    attrs: dict[str, int] = {}
+    held: dict[str, int] = {}
     ports: list[IbPort] = []
     problems: list[Problem] = []
 
@@ -111,7 +149,10 @@ def parse_ibnetdiscover(text: str, path: str = "<string>") -> IbTopology:
         nonlocal current, ports
         if current is not None:
             kind, nid, desc, nports, line = current
-            nodes.append(IbNode(kind, nid, desc, nports, tuple(ports), line))
+            guid = held.get("switchguid" if kind == "switch" else "caguid", _guid_of(nid))
+            nodes.append(IbNode(kind, nid, desc, nports, tuple(ports), line,
+                                devid=held.get("devid"), sysimgguid=held.get("sysimgguid"),
+                                guid=guid))  # fmt: skip
         current, ports = None, []
 
     for lineno, raw in enumerate(text.splitlines(), start=1):
@@ -120,9 +161,14 @@ def parse_ibnetdiscover(text: str, path: str = "<string>") -> IbTopology:
             if not line:
                 close()
             continue
+        attr = _ATTR.match(line)
+        if attr:
+            attrs[attr.group(1)] = int(attr.group(2), 0)
+            continue
         head = _HEADER.match(line)
         if head:
             close()
+            held, attrs = attrs, {}
             word, nports, nid, rest = head.groups()
             kind = "ca" if word in ("Hca", "Ca") else "switch"
             current = (kind, nid, _desc(rest, nid), int(nports), lineno)
@@ -148,9 +194,67 @@ def parse_ibnetdiscover(text: str, path: str = "<string>") -> IbTopology:
                 f"unreadable node header {line!r}; expected 'Switch <ports> \"<id>\" # \"<desc>\"'",
                 path=path, line=lineno,
             ))  # fmt: skip
-        # anything else (vendid=, devid=, sysimgguid=, switchguid=, caguid=, ibsim
-        # directives such as width=, speed=, include) carries nothing the model uses
+        # anything else (vendid=, ibsim directives such as width=, speed=, include,
+        # -g chassis headers) carries nothing the model uses
     close()
+    return _checked(nodes, problems, path)
+
+
+def _parse_ports_report(text: str, path: str) -> IbTopology:
+    """``ibnetdiscover -p``: ``CA 14 1 0x..0f 4x HDR - SW 6 2 0x..03 ( 'a' - 'b' )``.
+
+    The report names each port by its port GUID (a CA's node GUID is not in
+    it), so every CA port is read as a one-port HCA ``H-<port guid>``; switch
+    ports share the switch's GUID.  It gives no port counts and no device ids.
+    """
+    kinds = {"CA": "ca", "SW": "switch", "RT": "switch"}
+    prefix = {"CA": "H", "SW": "S", "RT": "R"}
+    info: dict[str, tuple[str, str, int, int]] = {}  # id -> kind, desc, guid, line
+    links: dict[str, list[IbPort]] = {}
+    problems: list[Problem] = []
+
+    def node_id(word: str, guid: str) -> str:
+        return f"{prefix[word]}-{int(guid, 16):016x}"
+
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = _PORTS_LINE.match(line)
+        if m is None:
+            problems.append(Problem(
+                f"unreadable ports-report line {line!r}; expected 'CA <lid> <port> 0x<guid> "
+                "<width>x <speed> - SW <lid> <port> 0x<guid> ( '<desc>' - '<desc>' )'",
+                path=path, line=lineno,
+            ))  # fmt: skip
+            continue
+        w, _, port, guid, width, speed, rw, _, rport, rguid, desc, rdesc, alone = m.groups()
+        nid = node_id(w, guid)
+        info.setdefault(nid, (kinds[w], desc if rw else alone or nid, int(guid, 16), lineno))
+        links.setdefault(nid, [])
+        if rw is None:
+            continue
+        rid = node_id(rw, rguid)
+        info.setdefault(rid, (kinds[rw], rdesc, int(rguid, 16), lineno))
+        links.setdefault(rid, [])
+        rate = ib_rate(f"{width}x{speed}")
+        ports = links[nid]
+        if all(p.port != int(port) for p in ports):
+            ports.append(IbPort(int(port), rid, int(rport),
+                                f"{rate[0]}x{rate[1]}" if rate else "", lineno))  # fmt: skip
+        back = links[rid]
+        if all(p.port != int(rport) for p in back):
+            back.append(IbPort(int(rport), nid, int(port),
+                               f"{rate[0]}x{rate[1]}" if rate else "", lineno))  # fmt: skip
+    nodes = [
+        IbNode(kind, nid, desc, max((p.port for p in links[nid]), default=1),
+               tuple(sorted(links[nid], key=lambda p: p.port)), line, guid=guid)
+        for nid, (kind, desc, guid, line) in info.items()
+    ]  # fmt: skip
+    return _checked(nodes, problems, path)
+
+
+def _checked(nodes: list[IbNode], problems: list[Problem], path: str) -> IbTopology:
     by_id: dict[str, IbNode] = {}
     for n in nodes:
         if n.id in by_id:
@@ -189,21 +293,80 @@ def parse_ibnetdiscover(text: str, path: str = "<string>") -> IbTopology:
     return IbTopology(path, tuple(nodes))
 
 
+def aggregation_nodes(topo: IbTopology) -> dict[str, tuple[str, ...]]:
+    """SHARP Aggregation Nodes: CA id -> the rules that recognised it.
+
+    An Aggregation Node is the CA a Quantum switch runs SHARP on: description
+    ``Mellanox Technologies Aggregation Node``, device id 0xcf09, and a system
+    image GUID equal to its switch's GUID.  Any one of the three is enough.
+    """
+    switch_guids = {n.guid for n in topo.nodes if n.kind == "switch" and n.guid is not None}
+    found: dict[str, tuple[str, ...]] = {}
+    for n in topo.nodes:
+        if n.kind != "ca":
+            continue
+        rules = []
+        if n.desc.strip().lower() == SHARP_AN_DESC.lower():
+            rules.append("description")
+        if n.devid in SHARP_AN_DEVIDS:
+            rules.append(f"device id {n.devid:#x}")
+        if n.sysimgguid is not None and n.sysimgguid in switch_guids:
+            rules.append("system image GUID = a switch's GUID")
+        if rules:
+            found[n.id] = tuple(rules)
+    return found
+
+
+def switch_name(desc: str) -> str:
+    """A switch's name from its node description: ``MF0;<name>:<model>/U1`` -> ``<name>``.
+
+    >>> switch_name("MF0;A09-P1-IBLEAF-04-04:MQM9701/U1"), switch_name("spine-01")
+    ('A09-P1-IBLEAF-04-04', 'spine-01')
+    """
+    m = _MLNX_SWITCH.match(desc.strip())
+    return m.group(1) if m else desc
+
+
 def raw_network(topo: IbTopology) -> RawNetwork:
-    """The dump as switches, NICs and cables (each cable once, rate from either end)."""
+    """The dump as switches, NICs and cables (each cable once, rate from either end).
+
+    SHARP Aggregation Nodes (:func:`aggregation_nodes`) and their cables are
+    left out, with a note.
+    """
+    agg = aggregation_nodes(topo)
     switches = tuple(
-        RawSwitch(key=n.id, desc=n.desc, ports=n.nports, line=n.line)
+        RawSwitch(key=n.id, desc=switch_name(n.desc), ports=n.nports, line=n.line)
         for n in topo.nodes
         if n.kind == "switch"
     )
     nics = tuple(
-        RawNic(key=n.id, desc=n.desc, ports=n.nports, line=n.line)
+        RawNic(key=n.id, desc=n.desc, ports=n.nports, line=n.line,
+               sysimg=f"{n.sysimgguid:#x}" if n.sysimgguid is not None else None)
         for n in topo.nodes
-        if n.kind == "ca"
-    )
+        if n.kind == "ca" and n.id not in agg
+    )  # fmt: skip
+    notes: list[str] = []
+    if agg:
+        rules = Counter(r for rs in agg.values() for r in rs)
+        how = ", ".join(f"{c} by {r}" for r, c in sorted(rules.items()))
+        hosts = Counter(p.remote for a in agg for p in topo.node(a).ports)
+        notes.append(
+            f"{len(agg)} SHARP Aggregation Node(s) left out of the compute fabric ({how}); "
+            f"they sit on {len(hosts)} switch(es), one each"
+            + ("" if all(c == 1 for c in hosts.values()) else " or more")
+        )
+    renamed = sum(1 for n in topo.nodes if n.kind == "switch" and switch_name(n.desc) != n.desc)
+    if renamed:
+        notes.append(
+            f"{renamed} switch description(s) of the form 'MF0;<name>:<model>/U1' are named <name>"
+        )
     seen: dict[frozenset[tuple[str, int]], RawCable] = {}
     for n in topo.nodes:
+        if n.id in agg:
+            continue
         for p in n.ports:
+            if p.remote in agg:
+                continue
             key = frozenset({(n.id, p.port), (p.remote, p.remote_port)})
             rate = ib_rate(p.rate) if p.rate else None
             gbps, lanes = (rate[2], rate[0]) if rate else (None, 1)
@@ -215,7 +378,7 @@ def raw_network(topo: IbTopology) -> RawNetwork:
                                      have.line)  # fmt: skip
     return RawNetwork(
         path=topo.path, fmt="ibnetdiscover", switches=switches, nics=nics,
-        cables=tuple(seen.values()),
+        cables=tuple(seen.values()), notes=tuple(notes),
     )  # fmt: skip
 
 

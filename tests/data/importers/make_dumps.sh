@@ -38,7 +38,7 @@ done
 # what ibsim was told (degraded links are set on the HCA end anyway).
 printf 'force_link_speed 0\nforce_link_speed_ext 0\nforce_link_width 0\n' > "$work/opensm.conf"
 
-dump() {  # dump NETFILE OUTFILE
+dump() {  # dump NETFILE OUTFILE [PORTSFILE]
     local net="$1" out="$2"
     ibsim -s "$net" --no-console > "$work/ibsim.log" 2>&1 &
     ibsim_pid=$!
@@ -50,6 +50,10 @@ dump() {  # dump NETFILE OUTFILE
     OSM_TMP_DIR="$work" OSM_CACHE_DIR="$work" timeout 120 \
         ibsim-run opensm --once -F "$work/opensm.conf" -f "$work/opensm.log" > "$work/opensm.out" 2>&1
     timeout 60 ibsim-run ibnetdiscover > "$out" 2> "$work/ibnetdiscover.err"
+    if [ -n "${3:-}" ]; then  # also the ports report (ibnetdiscover -p)
+        timeout 60 ibsim-run ibnetdiscover -p > "$3" 2> "$work/ibnetdiscover.err"
+        echo "wrote $3"
+    fi
     kill "$ibsim_pid"
     wait "$ibsim_pid" 2>/dev/null || true
     ibsim_pid=""
@@ -62,3 +66,7 @@ for name in rail2x2 rail2x2_unlinked rail2x2_nic_down rail2x2_wrong_rail rail2x2
             rail2x2_spine_down; do
     dump "$out_dir/$name.net" "$out_dir/$name.ibnetdiscover"
 done
+# production-style HDR plane: Aggregation Nodes, unset/placeholder/cloned descriptions
+dump "$out_dir/prod_hdr.net" "$out_dir/prod_hdr.ibnetdiscover"
+dump "$out_dir/prod_hdr_broken.net" "$out_dir/prod_hdr_broken.ibnetdiscover" \
+     "$out_dir/prod_hdr_broken.ports"
