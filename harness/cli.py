@@ -675,15 +675,19 @@ def _audit_regular(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return EXIT_OK if audit.ok else EXIT_FAILED
     console = _stdout()
-    console.print(f"[bold]{args.dump}[/]: inferred design (no --design given):", highlight=False)
+    console.print(
+        f"[bold]{args.dump}[/]: inferred design (no --design given):",
+        highlight=False,
+        soft_wrap=True,
+    )
     for line in audit.design.lines():
-        console.print(f"  {line}", highlight=False)
+        console.print(f"  {line}", highlight=False, soft_wrap=True)
     if audit.ok:
         console.print("[green]no departures from the inferred design[/]")
     else:
         console.print(f"[bold red]{len(audit.departures)} departure(s)[/]:")
         for line in audit.lines():
-            console.print(f"  {line}", highlight=False)
+            console.print(f"  {line}", highlight=False, soft_wrap=True)
     return EXIT_OK if audit.ok else EXIT_FAILED
 
 

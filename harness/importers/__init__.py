@@ -35,6 +35,7 @@ from harness.importers.audit import diff_fabrics
 from harness.importers.containerlab import load_containerlab
 from harness.importers.containerlab import to_containerlab
 from harness.importers.graphml import to_graphml
+from harness.importers.ibnetdiscover import is_ports_report
 from harness.importers.ibnetdiscover import load_ibnetdiscover
 from harness.importers.ibnetdiscover import parse_ibnetdiscover
 from harness.importers.ibnetdiscover import to_ibsim_net
@@ -85,7 +86,7 @@ def sniff_format(path: str | Path, text: str | None = None) -> DumpFormat | None
         return "containerlab"
     if head.startswith("<?xml") or head.startswith("<system"):
         return "nccl-topo" if "<system" in head else None
-    if _IB_HEADER.search(text):
+    if _IB_HEADER.search(text) or is_ports_report(text):
         return "ibnetdiscover"
     if re.search(r"^\s*(\x1b\[[0-9;]*m)?\s*GPU0\b", text, re.MULTILINE) and "Legend" in text:
         return "nvidia-smi"

@@ -125,6 +125,8 @@ def test_committed_net_files_are_what_make_nets_writes(make_nets: ModuleType) ->
     for name, fabric in make_nets.variants().items():
         committed = (DUMPS / f"{name}.net").read_text(encoding="utf-8")
         assert committed == to_ibsim_net(fabric) + "\n", name
+    for name, text in make_nets.production_nets().items():
+        assert (DUMPS / f"{name}.net").read_text(encoding="utf-8") == text + "\n", name
 
 
 @pytest.mark.slow
@@ -132,8 +134,12 @@ def test_committed_net_files_are_what_make_nets_writes(make_nets: ModuleType) ->
 def test_make_dumps_regenerates_the_committed_dumps(tmp_path: Path) -> None:
     subprocess.run(["bash", str(DUMPS / "make_dumps.sh"), str(tmp_path)], check=True,
                    capture_output=True, timeout=300)  # fmt: skip
-    produced = sorted(p.name for p in tmp_path.glob("*.ibnetdiscover"))
-    assert produced == sorted(p.name for p in DUMPS.glob("*.ibnetdiscover"))
+    produced = sorted(
+        p.name for p in (*tmp_path.glob("*.ibnetdiscover"), *tmp_path.glob("*.ports"))
+    )
+    assert produced == sorted(
+        p.name for p in (*DUMPS.glob("*.ibnetdiscover"), *DUMPS.glob("*.ports"))
+    )
 
     def body(p: Path) -> str:
         return re.sub(r"generated on .*", "", p.read_text())
@@ -168,17 +174,19 @@ Ca 1 "d2" # "MT4123 ConnectX6 Mellanox Technologies"
 """
     f = fabric_from_ibnetdiscover(parse_ibnetdiscover(text, "t"))
     servers = sorted(f.ids[i] for i in f.servers.tolist())
-    assert servers == ["d1", "d2", "node1", "node2"]
+    # the two unset HCAs sit on different ports of the only leaf: two servers
+    assert servers == ["node1", "node2", "unnamed-su01-p04", "unnamed-su01-p05"]
     # indices {0, 3} rank to rails 0 and 1
     assert f.element("node1/nic1").rail == 1
     assert "node1/nic1:1--leafA:2" in f.link_ids
-    assert any("share the description" in n for n in notes_of(f))
+    assert any(n.startswith("server unnamed-su01-p04: 1 HCA(s) with unset descriptions")
+               for n in notes_of(f))  # fmt: skip
     # an explicit map wins over the rank
     g = fabric_from_ibnetdiscover(parse_ibnetdiscover(text, "t"), InferenceRules(rails={3: 2}))
     assert "node1/nic2:1--leafA:2" in g.link_ids
 
 
-def test_two_hcas_claiming_one_rail_is_an_error_with_the_fix() -> None:
+def test_two_hcas_claiming_one_host_and_rail_are_grouped_by_wiring() -> None:
     text = """Switch 4 "sw"
 [1] "a"[1]
 [2] "b"[1]
@@ -189,8 +197,28 @@ Ca 1 "a" # "node1 mlx5_0"
 Ca 1 "b" # "node1 mlx5_0"
 [1] "sw"[2]
 """
+    f = fabric_from_ibnetdiscover(parse_ibnetdiscover(text, "t"))
+    # no named server tells the leaf's group, so each HCA is a server of its own, said so
+    assert sorted(f.ids[i] for i in f.servers.tolist()) == ["unnamed-a", "unnamed-b"]
+    assert notes_of(f)[0] == (
+        "server unnamed-a: 1 HCA(s) with shared descriptions ('node1 mlx5_0') on port 1 of sw, "
+        "a leaf no named server tells the group of (rule: one server per HCA)"
+    )
+
+
+def test_two_hcas_mapped_onto_one_rail_by_the_rules_is_an_error_with_the_fix() -> None:
+    text = """Switch 4 "sw"
+[1] "a"[1]
+[2] "b"[1]
+
+Ca 1 "a" # "node1 mlx5_0"
+[1] "sw"[1]
+
+Ca 1 "b" # "node1 mlx5_3"
+[1] "sw"[2]
+"""
     with pytest.raises(ScenarioError, match=r"t:8:0: .*both map to host 'node1' rail 0.*distinct"):
-        fabric_from_ibnetdiscover(parse_ibnetdiscover(text, "t"))
+        fabric_from_ibnetdiscover(parse_ibnetdiscover(text, "t"), InferenceRules(rails={3: 0}))
 
 
 @pytest.mark.parametrize(
