@@ -46,11 +46,14 @@ from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 from harness.fabric.presets import PRESETS
 from harness.fabric.presets import preset
+from harness.fault_text import parse_faults
 from harness.faults import Fault
 from harness.jobs import resolve_jobs
 from harness.live_state import faults_from_audit
 from harness.live_state import load_jobs
 from harness.live_state import load_state_file
+from harness.reporting.changes import AUDIT
+from harness.reporting.changes import plural
 from harness.reporting.changes import print_risk
 from harness.reporting.changes import print_sweep
 from harness.reporting.console import ConsoleReporter
@@ -60,10 +63,10 @@ from harness.reporting.json_report import write_json
 from harness.reporting.junit import write_junit
 from harness.reporting.outcome import RunReport
 from harness.reporting.outcome import Skipped
+from harness.risk import BUDGET_METRICS
 from harness.risk import DEFAULT_MARGIN_CATEGORIES
 from harness.risk import assess
 from harness.risk import parse_budget
-from harness.risk import parse_change
 from harness.risk import to_json as risk_json
 from harness.runner import RunObserver
 from harness.runner import ScenarioResult
@@ -408,13 +411,17 @@ def _configure_risk(p: argparse.ArgumentParser) -> None:
         "--change",
         required=True,
         metavar="CHANGE",
-        help='the change, e.g. "drain spine-05,spine-06" (parts separated by ;)',
+        help='the change, in the fault syntax of state files: "drain spine-05,spine-06", '
+        '"drain {tier: spine, all-but: 1}", "drain: {tier: spine, all-but: 1}", '
+        '"degrade su01/leaf-r0:21--spine-01:1 0.25" (or lanes=2), "@faults.yaml" '
+        "(a YAML list of faults); parts separated by ;",
     )
     p.add_argument(
         "--state",
-        metavar="FILE",
-        help="faults already present: a YAML list of faults, or a live topology "
-        "dump (ibnetdiscover, SimAI, containerlab) compared with FABRIC",
+        metavar="FILE|FAULTS",
+        help="faults already present: a YAML list of faults, a live topology "
+        "dump (ibnetdiscover, SimAI, containerlab) compared with FABRIC, or faults "
+        'written as for --change ("kill su02/leaf-r1")',
     )
     p.add_argument(
         "--jobs",
@@ -426,14 +433,18 @@ def _configure_risk(p: argparse.ArgumentParser) -> None:
         "--budget",
         default="jobs_lost=0",
         metavar="RULES",
-        help='what must hold, e.g. "jobs_lost=0,bandwidth>=0.9" (default jobs_lost=0)',
+        help='what the change may add, e.g. "jobs_lost=0,bandwidth>=0.9" (default jobs_lost=0): '
+        "jobs the change loses, pairs it cuts off, bandwidth after vs before; jobs already "
+        "lost are not its loss. Prefix a rule with abs: to judge the state after the change "
+        'instead ("abs:jobs_lost=0"). Metrics: ' + ", ".join(BUDGET_METRICS),
     )
     p.add_argument(
         "--require-margin",
         type=int,
         default=0,
         choices=(0, 1),
-        help="1: no single further failure may break the budget either",
+        help="1: the change may not make any single further failure break the budget "
+        "(and with abs: rules, no single further failure may break them after it)",
     )
     p.add_argument(
         "--elements",
@@ -449,7 +460,12 @@ def _state_faults(fabric: Fabric, value: str | None) -> tuple[list[Fault], list[
         return [], []
     path = Path(value)
     if not path.is_file():
-        msg = f"--state {value}: no such file"
+        if re.search(r"[\s:{\[;@]", value):  # not a file name: faults as for --change
+            return list(parse_faults(value, "--state")), []
+        msg = (
+            f"--state {value}: no such file; give a state file, a topology dump or faults "
+            "such as 'kill su02/leaf-r1'"
+        )
         raise ScenarioError(msg)
     from harness.importers import sniff_format
 
@@ -471,7 +487,7 @@ def _cmd_risk(args: argparse.Namespace) -> int:
     report = assess(
         fabric,
         jobs,
-        parse_change(args.change),
+        args.change,
         parse_budget(args.budget),
         state=state,
         margin_categories=parse_categories(args.elements),
@@ -630,11 +646,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     audit = diff_fabrics(live, design, ports=not args.no_ports)
     faults, notes = faults_from_audit(design, audit)
     jobs = resolve_jobs(load_jobs(args.jobs), design)
-    report = (
-        assess(design, jobs, (), parse_budget(args.budget), state=(), margin=True)
-        if (not faults)
-        else assess(design, jobs, faults, parse_budget(args.budget))
-    )
+    report = assess(design, jobs, faults, parse_budget(args.budget))
     if args.json:
         doc = {
             "dump": str(args.dump),
@@ -651,7 +663,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             console.print(f"[green]{args.dump} matches the design {design.name}[/]")
         else:
             console.print(
-                f"[bold red]{len(audit.lines())} difference(s)[/] between {args.dump} "
+                f"[bold red]{plural(len(audit.lines()), 'difference')}[/] between {args.dump} "
                 f"and the design {design.name}:"
             )
             for line in audit.lines():
@@ -659,7 +671,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         for note in notes:
             console.print(f"  [dim]{note}[/]", highlight=False)
         console.print("[bold]risk of the live state[/] (the differences applied to the design):")
-        print_risk(console, report)
+        print_risk(console, report, words=AUDIT)
     return EXIT_OK if audit.ok and report.ok else EXIT_FAILED
 
 

@@ -51,13 +51,13 @@ def _yaml_list(path: Path, what: str) -> list[tuple[Any, int]]:
     return [(item, n.start_mark.line + 1) for item, n in zip(items, node.value, strict=True)]
 
 
-def _parse_items(path: Path, what: str, parse: Callable[[Any], T]) -> list[T]:
-    """Parse every item of a YAML list file; report every bad item at once."""
-    out: list[T] = []
+def _parse_items_at(path: Path, what: str, parse: Callable[[Any], T]) -> list[tuple[T, int]]:
+    """Parse every item of a YAML list file, with its line; report every bad item at once."""
+    out: list[tuple[T, int]] = []
     problems: list[Problem] = []
     for item, line in _yaml_list(path, what):
         try:
-            out.append(parse(item))
+            out.append((parse(item), line))
         except ScenarioError as err:
             problems.extend(Problem(p.message, str(path), line, 1) for p in err.problems)
     if problems:
@@ -65,9 +65,18 @@ def _parse_items(path: Path, what: str, parse: Callable[[Any], T]) -> list[T]:
     return out
 
 
+def _parse_items(path: Path, what: str, parse: Callable[[Any], T]) -> list[T]:
+    return [item for item, _ in _parse_items_at(path, what, parse)]
+
+
 def load_state_file(path: Path) -> list[Fault]:
     """Faults already present, from a YAML list (every problem reported at once)."""
     return _parse_items(path, "state", Fault.parse)
+
+
+def load_fault_file(path: Path, what: str = "state") -> list[tuple[Fault, int]]:
+    """The faults of a YAML list file (a state file, ``--change @FILE``) with their lines."""
+    return _parse_items_at(path, what, Fault.parse)
 
 
 def load_jobs(value: str) -> list[JobSpec]:

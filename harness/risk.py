@@ -1,23 +1,55 @@
 """Pre-change risk checks: the blast radius of a change and its N+1 margin (core, pure).
 
-``assess`` answers "what breaks if I make this change, given the faults that
-are already there?":
+``assess`` answers "what does this change break, given the faults that are
+already there?":
 
 1. the state before the change (``state`` faults) and after it (``state`` +
    ``change``) are analysed in full: jobs lost and why, NICs and GPUs cut off,
    bandwidth ratios per job, leaf uplinks, bisection;
-2. the budget (``jobs_lost=0,bandwidth>=0.9``...) is judged after the change;
-3. the **N+1 margin**: every single further failure (switch, cable, optic,
-   NIC by default) is evaluated on top of the change with the fast
-   :class:`~harness.sweep.engine.CaseEvaluator`; the ones that break the budget
-   are counted per category and ranked by impact, and the same count is taken
-   before the change for comparison.
+2. **what the change adds** is after compared with before: the jobs lost after
+   but not before, the GPU pairs newly disconnected, and every ratio (job bus
+   bandwidth, leaf uplinks, storage, bisection) of after to before, so a job
+   already lost, or bandwidth already gone, is not the change's loss;
+3. the budget (``jobs_lost=0,bandwidth>=0.9``) is judged on what the change
+   adds; a rule written ``abs:RULE`` (``abs:bandwidth>=0.5``) is judged on the
+   state after the change instead;
+4. the **N+1 margin**: every single further failure (switch, cable, optic,
+   NIC by default) is evaluated on top of the state after the change, and on
+   top of the state before it, with the fast
+   :class:`~harness.sweep.engine.CaseEvaluator`, both against the state before
+   the change; a further failure *added* by the change breaks the budget after
+   the change but did not before it.
+
+The budget metrics, relative (default) and ``abs:``:
+
+* ``jobs_lost``: jobs lost after the change and not before / jobs lost after;
+* ``gpu_pairs_disconnected``: pairs cut off by the change / after (PXN allowed);
+* ``bandwidth``: the lowest ratio, over the jobs alive before, of a job's bus
+  bandwidth after to before (a job the change loses: 0) / the lowest ratio to
+  the healthy fabric over all jobs (a lost job: 0);
+* ``uplink``: the lowest ratio over live leaves of uplink capacity after to
+  before / to the design;
+* ``storage``: the same per server for the storage bond;
+* ``bisection``: bisection bandwidth after to before / to healthy (not used for
+  the N+1 cases).
+
+>>> from harness.fabric import preset
+>>> from harness.jobs import JobSpec, resolve_jobs
+>>> fabric = preset("seed-a800")
+>>> jobs = resolve_jobs([JobSpec(per_su=True)], fabric)
+>>> r = assess(fabric, jobs, "drain spine-03", "jobs_lost=0", state="kill su02/leaf-r1",
+...            margin=False)
+>>> r.ok, r.before.jobs_lost, r.added.jobs_lost
+(True, ('su02',), ())
 """
 
 from __future__ import annotations
 
+import difflib
 import re
+import time
 from collections import Counter
+from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +58,9 @@ from harness.analysis import Analysis
 from harness.errors import ScenarioError
 from harness.expect import Expect
 from harness.fabric.model import Fabric
+from harness.fault_text import WrittenFault
+from harness.fault_text import parse_faults
+from harness.fault_text import resolve_faults
 from harness.faults import AppliedFault
 from harness.faults import Fault
 from harness.faults import FaultState
@@ -34,81 +69,77 @@ from harness.observation import Observation
 from harness.sweep.cases import single_failures
 from harness.sweep.engine import CaseEvaluator
 from harness.sweep.engine import CaseResult
+from harness.sweep.engine import Failure
 
 DEFAULT_MARGIN_CATEGORIES = ("switches", "cables", "optics", "nics")
 
-# budget names -> what they read (per state / per N+1 case)
+# budget names -> what they read (relative: what the change adds; abs: the state after it)
 BUDGET_METRICS = {
-    "jobs_lost": "number of jobs lost (the state's own losses included)",
-    "bandwidth": "minimum job bus bandwidth ratio to healthy (lost jobs: 0)",
-    "uplink": "minimum leaf uplink capacity ratio",
-    "gpu_pairs_disconnected": "GPU pairs that cannot talk (PXN allowed)",
-    "storage": "minimum storage bond bandwidth ratio",
-    "bisection": "bisection bandwidth ratio (not used for the N+1 cases)",
+    "jobs_lost": "jobs lost by the change (abs: jobs lost after it)",
+    "bandwidth": "lowest job bus bandwidth ratio, after to before (abs: to healthy; lost: 0)",
+    "uplink": "lowest leaf uplink capacity ratio, after to before (abs: to the design)",
+    "gpu_pairs_disconnected": "GPU pairs the change cuts off, PXN allowed (abs: after it)",
+    "storage": "lowest storage bond bandwidth ratio, after to before (abs: to healthy)",
+    "bisection": "bisection bandwidth ratio, after to before (abs: to healthy; not N+1)",
 }
-_RULE = re.compile(r"^\s*([a-z_]+)\s*(>=|<=|==|!=|=|>|<)\s*([-+\d.eE]+)\s*$")
+RATIO_METRICS = frozenset({"bandwidth", "uplink", "storage", "bisection"})
+ABSOLUTE = "abs:"
+_RULE = re.compile(r"^\s*(abs\s*:)?\s*([a-z_]+)\s*(>=|<=|==|!=|=|>|<)\s*([-+\d.eE]+)\s*$")
+BUDGET_EXAMPLE = "jobs_lost=0,bandwidth>=0.9 (abs:RULE judges the state after the change)"
+Progress = Callable[[int, int], None]  # (cases done, cases in all)
 
 
 @dataclass(frozen=True, slots=True)
 class BudgetRule:
+    """One rule of a budget: on what the change adds, or (``absolute``) on the state after it."""
+
     metric: str
     expect: Expect
+    absolute: bool = False
 
     def describe(self) -> str:
-        return f"{self.metric} {self.expect.describe()}"
+        return f"{ABSOLUTE if self.absolute else ''}{self.metric} {self.expect.describe()}"
 
 
 def parse_budget(text: str) -> tuple[BudgetRule, ...]:
-    """``"jobs_lost=0,bandwidth>=0.9"`` -> rules; raises ScenarioError with the fix."""
+    """``"jobs_lost=0,abs:bandwidth>=0.5"`` -> rules; raises ScenarioError with the fix.
+
+    >>> [r.describe() for r in parse_budget("jobs_lost=0, abs:bandwidth>=0.5")]
+    ['jobs_lost 0', 'abs:bandwidth >= 0.5']
+    """
     rules = []
     for part in [p for p in text.split(",") if p.strip()]:
         m = _RULE.match(part)
         if not m:
-            msg = f"--budget: cannot read {part.strip()!r}; write e.g. jobs_lost=0,bandwidth>=0.9"
+            msg = f"--budget: cannot read {part.strip()!r}; write e.g. {BUDGET_EXAMPLE}"
             raise ScenarioError(msg)
-        name, op, value = m.groups()
+        absolute, name, op, value = m.groups()
         if name not in BUDGET_METRICS:
-            import difflib
-
             near = difflib.get_close_matches(name, BUDGET_METRICS, n=1)
             hint = f"; did you mean {near[0]!r}?" if near else ""
             msg = f"--budget: unknown metric {name!r}{hint} (known: {', '.join(BUDGET_METRICS)})"
             raise ScenarioError(msg)
         op = "==" if op == "=" else op
-        rules.append(BudgetRule(name, Expect.parse(f"{op} {value}")))
+        rules.append(BudgetRule(name, Expect.parse(f"{op} {value}"), absolute is not None))
     if not rules:
-        msg = "--budget is empty; write e.g. jobs_lost=0,bandwidth>=0.9"
+        msg = f"--budget is empty; write e.g. {BUDGET_EXAMPLE}"
         raise ScenarioError(msg)
     return tuple(rules)
 
 
 def parse_change(text: str) -> tuple[Fault, ...]:
-    """``"drain spine-05,spine-06; cut su01/leaf-r0:21--spine-01:1"`` -> faults.
-
-    Each ``;``-separated part is ``KIND TARGETS`` where TARGETS is a
-    comma-separated list of ids or globs (``degrade`` is not a change verb).
-    """
-    faults = []
-    for part in [p.strip() for p in text.split(";") if p.strip()]:
-        verb, _, rest = part.partition(" ")
-        targets = [t.strip() for t in rest.split(",") if t.strip()]
-        if not targets:
-            msg = f"--change: {part!r} names no target; write e.g. 'drain spine-05,spine-06'"
-            raise ScenarioError(msg)
-        if verb == "degrade":
-            msg = "--change: degrade needs a fraction; use a --state file for degrades"
-            raise ScenarioError(msg)
-        raw: Any = targets[0] if len(targets) == 1 else targets
-        faults.append(Fault.parse({verb: raw}))
-    if not faults:
-        msg = "--change is empty; write e.g. 'drain spine-05,spine-06'"
-        raise ScenarioError(msg)
-    return tuple(faults)
+    """A change as text (the ``--change`` syntax of :mod:`harness.fault_text`) -> faults."""
+    return parse_faults(text, "--change")
 
 
 @dataclass(frozen=True, slots=True)
 class StateSummary:
-    """One state in numbers (before or after the change)."""
+    """One state in numbers (before or after the change), or what the change adds.
+
+    For :attr:`RiskReport.added` the counts are differences (after minus
+    before; ``jobs_lost``: the jobs lost after and not before) and the ratios
+    are after to before, over what was still alive before.
+    """
 
     jobs_lost: tuple[str, ...]
     reasons: tuple[str, ...]
@@ -130,45 +161,85 @@ class StateSummary:
             return float(self.gpu_pairs_disconnected)
         return float(getattr(self, name))
 
+    def reasons_of(self, job: str) -> tuple[str, ...]:
+        """Why ``job`` is lost (the ``JOB: `` prefix dropped)."""
+        head = f"{job}: "
+        return tuple(r[len(head) :] for r in self.reasons if r.startswith(head))
+
+
+def _nics_cut(a: Analysis) -> int:
+    f = a.fabric
+    live_nics = [n for n in f.nics.tolist() if a.up[n]]
+    return sum(1 for n in live_nics if not a.nic_comps(n)) + int((~a.up[f.nics]).sum())
+
+
+def _storage_ratio(a: Analysis, ref: Analysis) -> float:
+    vals = [
+        a.storage_gbps(s) / h
+        for s in a.fabric.servers.tolist()
+        if (h := ref.storage_gbps(s)) and a.up[s]
+    ]
+    return min(vals, default=1.0)
+
+
+def _bisection_ratio(a: Analysis, ref: Analysis, *, nothing: float) -> float | None:
+    """Bisection of ``a`` to ``ref``; ``nothing``: the ratio when ``ref`` has none."""
+    if a.fabric.n_sus < 2:
+        return None
+    base = ref.bisection_gbps
+    return a.bisection_gbps / base if base else nothing
+
 
 def summarize(a: Analysis) -> StateSummary:
-    f = a.fabric
+    """A state in numbers, against the healthy fabric."""
     lost = tuple(a.jobs_lost())
     reasons = tuple(f"{v.name}: {r}" for v in a.verdicts if v.lost for r in v.reasons[:2])
     ratios = tuple((j.name, a.job_busbw_ratio(j)) for j in a.jobs)
-    storage = [
-        a.storage_gbps(s) / h
-        for s in f.servers.tolist()
-        if (h := a.healthy.storage_gbps(s)) and a.up[s]
-    ]
-    bis = None
-    if f.n_sus >= 2:
-        base = a.healthy.bisection_gbps
-        bis = a.bisection_gbps / base if base else 0.0
-    live_nics = [n for n in f.nics.tolist() if a.up[n]]
-    cut = sum(1 for n in live_nics if not a.nic_comps(n)) + int((~a.up[f.nics]).sum())
     return StateSummary(
-        lost, reasons, cut, a.gpus_isolated(pxn=True), a.gpu_pairs_disconnected(pxn=True),
-        min((r for _, r in ratios), default=1.0), ratios, a.leaf_uplink_ratio(), bis,
-        min(storage, default=1.0),
+        lost, reasons, _nics_cut(a), a.gpus_isolated(pxn=True), a.gpu_pairs_disconnected(pxn=True),
+        min((r for _, r in ratios), default=1.0), ratios, a.leaf_uplink_ratio(),
+        _bisection_ratio(a, a.healthy, nothing=0.0), _storage_ratio(a, a.healthy),
     )  # fmt: skip
 
 
-def breaks(rules: Sequence[BudgetRule], values: dict[str, float]) -> list[str]:
-    """The rules these values break."""
+def summarize_added(
+    after: Analysis, before: Analysis, sa: StateSummary, sb: StateSummary
+) -> StateSummary:
+    """What the change adds: ``after`` against ``before`` (see :class:`StateSummary`)."""
+    f = after.fabric
+    new_lost = tuple(j for j in sa.jobs_lost if j not in sb.jobs_lost)
+    reasons = tuple(r for r in sa.reasons if r.split(": ", 1)[0] in new_lost)
+    ratios = tuple(
+        (j.name, after.job_busbw_gbs(j) / b)
+        for j in after.jobs
+        if (b := before.job_busbw_gbs(j)) > 0
+    )
+    live_a = after._leaf_uplinks[0]
+    live_b = before._leaf_uplinks[0]
+    leaves = f.leaves[after.up[f.leaves]]
+    leaves = leaves[live_b[leaves] > 0]
+    uplink = float((live_a[leaves] / live_b[leaves]).min()) if leaves.size else 1.0
+    return StateSummary(
+        new_lost, reasons, sa.nics_cut - sb.nics_cut, sa.gpus_cut - sb.gpus_cut,
+        sa.gpu_pairs_disconnected - sb.gpu_pairs_disconnected,
+        min((r for _, r in ratios), default=1.0), ratios, uplink,
+        _bisection_ratio(after, before, nothing=1.0), _storage_ratio(after, before),
+    )  # fmt: skip
+
+
+def breaks(rules: Sequence[BudgetRule], values: dict[tuple[str, bool], float]) -> list[str]:
+    """The rules these values break; ``values`` maps (metric, absolute) to a number."""
     return [
-        r.describe() for r in rules if r.metric in values and not r.expect.check(values[r.metric])
+        r.describe()
+        for r in rules
+        if (r.metric, r.absolute) in values and not r.expect.check(values[(r.metric, r.absolute)])
     ]
 
 
-def case_values(base: StateSummary, c: CaseResult) -> dict[str, float]:
-    return {
-        "jobs_lost": float(len(base.jobs_lost) + len(c.jobs_lost)),
-        "bandwidth": c.min_busbw_ratio,
-        "uplink": c.leaf_uplink_ratio,
-        "gpu_pairs_disconnected": float(c.pairs_disconnected),
-        "storage": c.storage_ratio,
-    }
+def _values(added: StateSummary, after: StateSummary) -> dict[tuple[str, bool], float]:
+    out = {(name, False): added.metric(name) for name in BUDGET_METRICS}
+    out.update({(name, True): after.metric(name) for name in BUDGET_METRICS})
+    return out
 
 
 @dataclass(frozen=True)
@@ -180,6 +251,18 @@ class Margin:
     by_category: tuple[tuple[str, int, int], ...]  # category, breaking, of total
 
 
+@dataclass(frozen=True, slots=True)
+class MarginRow:
+    """One category of the N+1 table: breaking of candidates, before and after; added."""
+
+    category: str
+    before: int
+    before_of: int
+    after: int
+    after_of: int
+    added: int  # break the budget after the change, not before it
+
+
 @dataclass(frozen=True)
 class RiskReport:
     fabric: Fabric
@@ -188,17 +271,88 @@ class RiskReport:
     rules: tuple[BudgetRule, ...]
     before: StateSummary
     after: StateSummary
-    broken_after: tuple[str, ...]
+    added: StateSummary
+    broken_after: tuple[str, ...]  # rules the change breaks
     margin_after: Margin | None
     margin_before: Margin | None
     require_margin: int
     seconds: float = 0.0
 
     @property
+    def already_lost(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Jobs lost before the change, each with why."""
+        return tuple((j, self.before.reasons_of(j)) for j in self.before.jobs_lost)
+
+    @property
+    def margin_added(self) -> tuple[tuple[CaseResult, tuple[str, ...]], ...]:
+        """Further failures that break the budget after the change but not before it.
+
+        Each with the rules it breaks that it did not break before.
+        """
+        if self.margin_after is None or self.margin_before is None:
+            return ()
+        before = {c.failures: set(rules) for c, rules in self.margin_before.breaking}
+        out = []
+        for c, rules in self.margin_after.breaking:
+            new = tuple(r for r in rules if r not in before.get(c.failures, set()))
+            if new:
+                out.append((c, new))
+        return tuple(out)
+
+    @property
+    def margin_blocking(self) -> tuple[tuple[CaseResult, tuple[str, ...]], ...]:
+        """What ``require_margin=1`` refuses: failures the change makes break the budget, and
+        failures that break an ``abs:`` rule after it."""
+        if self.margin_after is None:
+            return ()
+        added = {c.failures for c, _ in self.margin_added}
+        absolute = {r.describe() for r in self.rules if r.absolute}
+        return tuple(
+            (c, rules) for c, rules in self.margin_after.breaking
+            if c.failures in added or absolute.intersection(rules)
+        )  # fmt: skip
+
+    def margin_rows(self) -> tuple[MarginRow, ...]:
+        """The N+1 table: per category, breaking before / after, and added by the change."""
+        ma, mb = self.margin_after, self.margin_before
+        if ma is None or mb is None:
+            return ()
+        before = {k: (n, t) for k, n, t in mb.by_category}
+        after = {k: (n, t) for k, n, t in ma.by_category}
+        added = Counter(c.category(self.fabric) for c, _ in self.margin_added)
+        return tuple(
+            MarginRow(k, *before.get(k, (0, 0)), *after.get(k, (0, 0)), added[k])
+            for k in sorted(set(before) | set(after))
+        )
+
+    @property
     def ok(self) -> bool:
         if self.broken_after:
             return False
-        return not (self.require_margin >= 1 and self.margin_after and self.margin_after.breaking)
+        return not (self.require_margin >= 1 and self.margin_blocking)
+
+
+def _case_values(
+    base: StateSummary,
+    added: StateSummary,
+    before: StateSummary,
+    rel: CaseResult,
+    abs_: CaseResult,
+) -> dict[tuple[str, bool], float]:
+    """The budget metrics of one N+1 case: ``base`` + the case, against ``before``."""
+    out: dict[tuple[str, bool], float] = {
+        ("jobs_lost", False): float(len(added.jobs_lost) + len(rel.jobs_lost)),
+        ("jobs_lost", True): float(len(base.jobs_lost) + len(rel.jobs_lost)),
+        ("gpu_pairs_disconnected", False): float(
+            rel.pairs_disconnected - before.gpu_pairs_disconnected
+        ),
+        ("gpu_pairs_disconnected", True): float(rel.pairs_disconnected),
+    }
+    for c, absolute in ((rel, False), (abs_, True)):
+        out[("bandwidth", absolute)] = c.min_busbw_ratio
+        out[("uplink", absolute)] = c.leaf_uplink_ratio
+        out[("storage", absolute)] = c.storage_ratio
+    return out
 
 
 def _margin(
@@ -207,25 +361,44 @@ def _margin(
     jobs: Sequence[Job],
     state: FaultState,
     summary: StateSummary,
+    added: StateSummary,
+    before: StateSummary,
+    reference: Analysis | None,
     rules: Sequence[BudgetRule],
-    categories: Sequence[str],
+    singles: Sequence[Failure],
+    progress: Progress | None,
+    done: int,
+    total: int,
 ) -> Margin:
-    ev = CaseEvaluator(fabric, jobs, state)
-    ev.prepare()
-    singles = single_failures(fabric, categories)
+    """The N+1 cases on top of ``state``, judged against the state before the change.
+
+    ``reference`` is that state's analysis (None when it is the healthy fabric,
+    then one evaluator serves the relative and the ``abs:`` rules alike).
+    """
+    rel_ev = CaseEvaluator(fabric, jobs, state, reference=reference)
+    rel_ev.prepare()
+    abs_ev = rel_ev
+    if reference is not None and any(r.absolute and r.metric in RATIO_METRICS for r in rules):
+        abs_ev = CaseEvaluator(fabric, jobs, state)
+        abs_ev.prepare()
     up = state.element_up
+    cap = state.link_capacity
     breaking = []
     totals: Counter[str] = Counter()
     hits: Counter[str] = Counter()
-    for x in singles:
+    step = max(1, total // 100)
+    for k, x in enumerate(singles):
+        if progress is not None and (k % step == 0):
+            progress(done + k, total)
         if x.kind == "element" and not up[x.index]:
             continue  # already down: not a further failure
-        if x.kind != "element" and state.link_capacity[x.index] <= 0:
+        if x.kind != "element" and cap[x.index] <= 0:
             continue
-        c = ev.evaluate([x])
+        c = rel_ev.evaluate([x])
+        c_abs = c if abs_ev is rel_ev else abs_ev.evaluate([x])
         cat = x.category(fabric)
         totals[cat] += 1
-        broken = breaks(rules, case_values(summary, c))
+        broken = breaks(rules, _case_values(summary, added, before, c, c_abs))
         if broken:
             hits[cat] += 1
             breaking.append((c, tuple(broken)))
@@ -241,54 +414,85 @@ def _margin(
     return Margin(sum(totals.values()), tuple(breaking), by_cat)
 
 
+FaultsArg = str | Sequence[Fault | AppliedFault | WrittenFault]
+
+
 def assess(
     fabric: Fabric,
     jobs: Sequence[Job],
-    change: Sequence[Fault],
-    rules: Sequence[BudgetRule],
+    change: FaultsArg,
+    budget: str | Sequence[BudgetRule] = "jobs_lost=0",
     *,
-    state: Sequence[Fault] = (),
+    state: FaultsArg = (),
     margin_categories: Sequence[str] = DEFAULT_MARGIN_CATEGORIES,
     require_margin: int = 0,
     margin: bool = True,
+    progress: Progress | None = None,
 ) -> RiskReport:
-    """Assess a change; see the module docstring."""
-    import time
+    """Assess a change; see the module docstring.
 
+    ``change`` and ``state`` are fault text in the ``--change`` syntax
+    (``"drain spine-05,spine-06"``, ``"drain: {tier: spine, all-but: 1}"``,
+    ``"@faults.yaml"``; see :mod:`harness.fault_text`) or sequences of
+    :class:`~harness.faults.Fault` (or resolved ``AppliedFault``); ``budget`` is
+    budget text (``"jobs_lost=0,abs:bandwidth>=0.5"``) or :class:`BudgetRule` s.
+    ``progress(done, total)`` is called while the N+1 cases are evaluated.
+    """
     if require_margin not in (0, 1):
         msg = f"--require-margin {require_margin}: only 0 (the change) or 1 (N+1) is supported"
         raise ScenarioError(msg)
+    rules = parse_budget(budget) if isinstance(budget, str) else tuple(budget)
+    if not rules:
+        msg = f"the budget is empty; write e.g. {BUDGET_EXAMPLE}"
+        raise ScenarioError(msg)
     start = time.perf_counter()
+    state_faults = resolve_faults(fabric, state, "--state")
+    change_faults = resolve_faults(fabric, change, "--change")
     healthy = Analysis(fabric, Observation.from_state(FaultState.healthy(fabric)), jobs)
-    before_state = FaultState.healthy(fabric)
-    for fault in state:
-        before_state = before_state.inject(fault)
-    after_state = before_state
-    for fault in change:
-        after_state = after_state.inject(fault)
-    before = summarize(
-        Analysis(fabric, Observation.from_state(before_state), jobs, healthy=healthy)
+    before_state = FaultState(fabric, state_faults)
+    after_state = FaultState(fabric, (*state_faults, *change_faults))
+    before_a = (
+        healthy
+        if before_state.is_healthy
+        else Analysis(fabric, Observation.from_state(before_state), jobs, healthy=healthy)
     )
-    after = summarize(Analysis(fabric, Observation.from_state(after_state), jobs, healthy=healthy))
-    values = {name: after.metric(name) for name in BUDGET_METRICS}
-    broken = tuple(breaks(rules, values))
+    after_a = Analysis(fabric, Observation.from_state(after_state), jobs, healthy=healthy)
+    before = summarize(before_a)
+    after = summarize(after_a)
+    added = summarize_added(after_a, before_a, after, before)
+    broken = tuple(breaks(rules, _values(added, after)))
     m_after = m_before = None
     if margin or require_margin:
-        m_after = _margin(fabric, jobs=jobs, state=after_state, summary=after, rules=rules,
-                          categories=margin_categories)  # fmt: skip
-        m_before = _margin(fabric, jobs=jobs, state=before_state, summary=before, rules=rules,
-                           categories=margin_categories)  # fmt: skip
+        singles = single_failures(fabric, margin_categories)
+        reference = None if before_state.is_healthy else before_a
+        none = summarize_added(before_a, before_a, before, before)
+
+        def run(on: FaultState, summary: StateSummary, add: StateSummary, done: int) -> Margin:
+            return _margin(
+                fabric, jobs=jobs, state=on, summary=summary, added=add, before=before,
+                reference=reference, rules=rules, singles=singles, progress=progress,
+                done=done, total=2 * len(singles),
+            )  # fmt: skip
+
+        m_after = run(after_state, after, added, 0)
+        m_before = run(before_state, before, none, len(singles))
+        if progress is not None:
+            progress(2 * len(singles), 2 * len(singles))
     return RiskReport(
-        fabric, after_state.applied[len(before_state.applied):], before_state.applied,
-        tuple(rules), before, after, broken, m_after, m_before, require_margin,
-        time.perf_counter() - start,
+        fabric, change_faults, state_faults, rules, before, after, added, broken, m_after,
+        m_before, require_margin, time.perf_counter() - start,
     )  # fmt: skip
 
 
+def _ratio(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
 def to_json(report: RiskReport) -> dict[str, Any]:
+    """The report as JSON: before, after and added explicitly, for the change and for N+1."""
     f = report.fabric
 
-    def state(s: StateSummary) -> dict[str, Any]:
+    def summary(s: StateSummary) -> dict[str, Any]:
         return {
             "jobs_lost": list(s.jobs_lost),
             "reasons": list(s.reasons),
@@ -298,9 +502,22 @@ def to_json(report: RiskReport) -> dict[str, Any]:
             "min_job_busbw_ratio": round(s.bandwidth, 6),
             "job_busbw_ratio": {k: round(v, 6) for k, v in s.job_bandwidth},
             "leaf_uplink_ratio": round(s.uplink, 6),
-            "bisection_ratio": None if s.bisection is None else round(s.bisection, 6),
+            "bisection_ratio": _ratio(s.bisection),
             "storage_ratio": round(s.storage, 6),
         }
+
+    def cases(items: Sequence[tuple[CaseResult, tuple[str, ...]]]) -> list[dict[str, Any]]:
+        return [
+            {
+                "failure": c.label(f),
+                "category": c.category(f),
+                "breaks": list(rules),
+                "jobs_lost": list(c.jobs_lost),
+                "min_busbw_ratio": round(c.min_busbw_ratio, 6),
+                "leaf_uplink_ratio": round(c.leaf_uplink_ratio, 6),
+            }
+            for c, rules in items[:50]
+        ]
 
     def margin(m: Margin | None) -> dict[str, Any] | None:
         if m is None:
@@ -309,19 +526,10 @@ def to_json(report: RiskReport) -> dict[str, Any]:
             "cases": m.cases,
             "breaking": len(m.breaking),
             "by_category": {k: {"breaking": n, "of": t} for k, n, t in m.by_category},
-            "top": [
-                {
-                    "failure": c.label(f),
-                    "category": c.category(f),
-                    "breaks": list(rules),
-                    "jobs_lost": list(c.jobs_lost),
-                    "min_busbw_ratio": round(c.min_busbw_ratio, 6),
-                    "leaf_uplink_ratio": round(c.leaf_uplink_ratio, 6),
-                }
-                for c, rules in m.breaking[:50]
-            ],
+            "top": cases(m.breaking),
         }
 
+    rows = report.margin_rows()
     return {
         "fabric": f.name,
         "ok": report.ok,
@@ -329,36 +537,39 @@ def to_json(report: RiskReport) -> dict[str, Any]:
         "require_margin": report.require_margin,
         "change": [a.describe(f) for a in report.change],
         "state": [a.describe(f) for a in report.state],
-        "before": state(report.before),
-        "after": state(report.after),
+        "already_lost": [{"job": j, "reasons": list(why)} for j, why in report.already_lost],
+        "before": summary(report.before),
+        "after": summary(report.after),
+        "added": summary(report.added),
         "budget_broken_by_change": list(report.broken_after),
+        "margin": None
+        if report.margin_after is None
+        else {
+            "by_category": {
+                r.category: {
+                    "before": {"breaking": r.before, "of": r.before_of},
+                    "after": {"breaking": r.after, "of": r.after_of},
+                    "added": r.added,
+                }
+                for r in rows
+            },
+            "added": len(report.margin_added),
+            "blocking": len(report.margin_blocking),
+            "top_added": cases(report.margin_added),
+        },
         "margin_after": margin(report.margin_after),
         "margin_before": margin(report.margin_before),
         "seconds": round(report.seconds, 4),
     }
 
 
-def margin_sentence(report: RiskReport) -> list[str]:
-    """'after this change, 14 single cable failures would break the budget; before it, 0'."""
-    out: list[str] = []
-    ma, mb = report.margin_after, report.margin_before
-    if ma is None or mb is None:
-        return out
-    before = {k: n for k, n, _ in mb.by_category}
-    for k, n, total in ma.by_category:
-        out.append(
-            f"after this change, {n} of {total} single {k} failures would break the budget; "
-            f"before it, {before.get(k, 0)}"
-        )
-    return out
-
-
 __all__ = [
     "BUDGET_METRICS",
     "BudgetRule",
+    "MarginRow",
     "RiskReport",
+    "StateSummary",
     "assess",
-    "margin_sentence",
     "parse_budget",
     "parse_change",
     "to_json",

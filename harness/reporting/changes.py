@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from harness.risk import RiskReport
 from harness.risk import StateSummary
-from harness.risk import margin_sentence
 from harness.sweep.report import category_lines
 from harness.sweep.run import SweepResult
 
@@ -17,63 +19,152 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.1%}"
 
 
-def print_risk(console: Console, r: RiskReport, *, top: int = 15) -> None:
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 job``, ``2 jobs``, ``0 jobs``.
+
+    >>> plural(1, "job"), plural(3, "job"), plural(2, "failure class", "failure classes")
+    ('1 job', '3 jobs', '2 failure classes')
+    """
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def _signed(n: int) -> str:
+    return f"+{n:,}" if n >= 0 else f"{n:,}"
+
+
+@dataclass(frozen=True, slots=True)
+class Wording:
+    """How a risk report names what it assesses and the two states it compares."""
+
+    subject: str  # what is assessed: "the change"
+    nothing: str  # printed when it holds no fault
+    before: str  # column of the state before it
+    after: str  # column of the state after it
+    title: str  # of the before/after table
+
+
+CHANGE = Wording("the change", "no change", "before", "after", "before and after the change")
+AUDIT = Wording(
+    "the live state", "no difference", "design", "live", "the design and the live state"
+)
+
+
+def print_risk(console: Console, r: RiskReport, *, top: int = 15, words: Wording = CHANGE) -> None:
+    """A risk report (``harness risk``; ``harness audit`` with ``words=AUDIT``)."""
+    subject = words.subject
     f = r.fabric
     verdict = (
         Text("WITHIN BUDGET", style="bold green")
         if r.ok
         else Text("BREAKS THE BUDGET", style="bold red")
     )
-    console.print(
-        Text.assemble(verdict, f"  {f.name}: ", ", ".join(a.describe(f) for a in r.change))
-    )
+    what = ", ".join(a.describe(f) for a in r.change) or words.nothing
+    console.print(Text.assemble(verdict, f"  {f.name}: ", what))
     if r.state:
-        console.print("already down: " + "; ".join(a.describe(f) for a in r.state))
+        console.print("already down: " + "; ".join(a.describe(f) for a in r.state), highlight=False)
+    if r.already_lost:
+        console.print(
+            f"[bold]already lost before {subject}:[/] {plural(len(r.already_lost), 'job')}"
+        )
+        for job, why in r.already_lost:
+            console.print(f"  {job}: {'; '.join(why) or 'lost'}", highlight=False)
+    relative = [x.describe() for x in r.rules if not x.absolute]
+    absolute = [x.describe() for x in r.rules if x.absolute]
+    parts = []
+    if relative:
+        parts.append(", ".join(relative) + f" (on what {subject} adds)")
+    if absolute:
+        parts.append(", ".join(absolute) + f" (on the state after {subject})")
     console.print(
         "budget: "
-        + ", ".join(x.describe() for x in r.rules)
-        + (f"; margin N+{r.require_margin}" if r.require_margin else "")
+        + "; ".join(parts)
+        + (f"; margin N+{r.require_margin}" if r.require_margin else ""),
+        highlight=False,
     )
-    table = Table(title="before and after the change", title_justify="left")
+    table = Table(title=words.title, title_justify="left")
     table.add_column("measure")
-    table.add_column("before", justify="right")
-    table.add_column("after", justify="right")
+    for col in (words.before, words.after, "added"):
+        table.add_column(col, justify="right")
+    b, a, d = r.before, r.after, r.added
 
-    def add(name: str, fn: type[str] | object, b: StateSummary, a: StateSummary) -> None:
-        table.add_row(name, str(fn(b)), str(fn(a)))  # type: ignore[operator]
+    def count(name: str, fn: Callable[[StateSummary], int]) -> None:
+        table.add_row(name, f"{fn(b):,}", f"{fn(a):,}", _signed(fn(d)))
 
-    add("jobs lost", lambda s: len(s.jobs_lost), r.before, r.after)
-    add("NICs cut off", lambda s: s.nics_cut, r.before, r.after)
-    add("GPUs cut off (PXN allowed)", lambda s: s.gpus_cut, r.before, r.after)
-    add("GPU pairs that cannot talk", lambda s: f"{s.gpu_pairs_disconnected:,}", r.before, r.after)
-    add("min job bus bandwidth", lambda s: _pct(s.bandwidth), r.before, r.after)
-    add("min leaf uplink capacity", lambda s: _pct(s.uplink), r.before, r.after)
-    add("bisection bandwidth", lambda s: _pct(s.bisection), r.before, r.after)
-    add("min storage bandwidth", lambda s: _pct(s.storage), r.before, r.after)
+    def ratio(name: str, fn: Callable[[StateSummary], float | None]) -> None:
+        rel = fn(d)
+        table.add_row(
+            name, _pct(fn(b)), _pct(fn(a)), "-" if rel is None else f"{rel:.1%} of {words.before}"
+        )
+
+    count("jobs lost", lambda s: len(s.jobs_lost))
+    count("NICs cut off", lambda s: s.nics_cut)
+    count("GPUs cut off (PXN allowed)", lambda s: s.gpus_cut)
+    count("GPU pairs that cannot talk", lambda s: s.gpu_pairs_disconnected)
+    ratio("min job bus bandwidth", lambda s: s.bandwidth)
+    ratio("min leaf uplink capacity", lambda s: s.uplink)
+    ratio("bisection bandwidth", lambda s: s.bisection)
+    ratio("min storage bandwidth", lambda s: s.storage)
     console.print(table)
-    new_lost = [j for j in r.after.jobs_lost if j not in r.before.jobs_lost]
-    if new_lost:
-        console.print(f"[bold]the change loses {len(new_lost)} job(s):[/] {', '.join(new_lost)}")
-        for line in [x for x in r.after.reasons if x.split(":")[0] in new_lost][:8]:
+    if d.jobs_lost:
+        console.print(
+            f"[bold]{subject} loses {plural(len(d.jobs_lost), 'job')}:[/] {', '.join(d.jobs_lost)}"
+        )
+        for line in d.reasons[:8]:
             console.print(f"  {line}", highlight=False)
-    before_bw = dict(r.before.job_bandwidth)
-    slower = [(n, v) for n, v in r.after.job_bandwidth
-              if n not in r.after.jobs_lost and v < before_bw.get(n, 1.0) - 1e-12]  # fmt: skip
+    else:
+        console.print(f"{subject} loses no job", highlight=False)
+    before_bw = dict(b.job_bandwidth)
+    slower = [(n, v) for n, v in a.job_bandwidth
+              if n not in a.jobs_lost and v < before_bw.get(n, 1.0) - 1e-12]  # fmt: skip
     if slower:
         shown = ", ".join(f"{n} {before_bw.get(n, 1.0):.0%} -> {v:.0%}" for n, v in slower[:10])
         more = f" (+{len(slower) - 10} more)" if len(slower) > 10 else ""
         console.print(f"slower jobs (bus bandwidth vs healthy): {shown}{more}", highlight=False)
     if r.broken_after:
-        console.print("[red]after the change the budget breaks:[/] " + ", ".join(r.broken_after))
-    for line in margin_sentence(r):
-        console.print(line, highlight=False)
-    if r.margin_after and r.margin_after.breaking:
+        console.print(f"[red]{subject} breaks the budget:[/] " + ", ".join(r.broken_after))
+    rows = r.margin_rows()
+    if rows:
         t = Table(
-            title=f"single further failures that break the budget (top {top})", title_justify="left"
+            title="N+1: single further failures that would break the budget",
+            title_justify="left",
+        )
+        t.add_column("category")
+        for col in (words.before, words.after, "added"):
+            t.add_column(col, justify="right")
+        for row in rows:
+            t.add_row(
+                row.category,
+                f"{row.before:,} of {row.before_of:,}",
+                f"{row.after:,} of {row.after_of:,}",
+                _signed(row.added),
+            )
+        t.add_row(
+            "all",
+            f"{sum(x.before for x in rows):,} of {sum(x.before_of for x in rows):,}",
+            f"{sum(x.after for x in rows):,} of {sum(x.after_of for x in rows):,}",
+            _signed(sum(x.added for x in rows)),
+            style="bold",
+        )
+        console.print(t)
+    shown_cases = r.margin_blocking if r.require_margin else r.margin_added
+    if rows and r.broken_after:
+        console.print(
+            f"{subject} itself breaks the budget, so every further failure on top of it does too",
+            highlight=False,
+        )
+    elif shown_cases:
+        t = Table(
+            title=(
+                f"single further failures that break the budget only after {subject} "
+                if not r.require_margin
+                else "single further failures that break the N+1 margin "
+            )
+            + f"(top {min(top, len(shown_cases))} of {len(shown_cases):,})",
+            title_justify="left",
         )
         for col in ("failure", "category", "breaks", "jobs lost", "min busbw", "min uplink"):
             t.add_column(col)
-        for c, rules in r.margin_after.breaking[:top]:
+        for c, rules in shown_cases[:top]:
             t.add_row(
                 c.label(f),
                 c.category(f),

@@ -94,9 +94,9 @@ class CaseResult:
     pairs_disconnected: int  # GPU pairs that cannot talk, PXN allowed
     pairs_disconnected_direct: int  # ... without PXN
     jobs_lost: tuple[str, ...]  # jobs lost by this case (beyond the base)
-    leaf_uplink_ratio: float  # min over live leaves, vs healthy
-    min_busbw_ratio: float  # min over jobs (lost: 0), vs healthy
-    storage_ratio: float  # min over live servers of storage bond vs healthy
+    leaf_uplink_ratio: float  # min over live leaves, vs healthy (or the reference)
+    min_busbw_ratio: float  # min over jobs (lost: 0), vs healthy (or the reference)
+    storage_ratio: float  # min over live servers of storage bond vs healthy (or the reference)
     exact: bool  # True: evaluated by the full Analysis
     bisection_ratio: float | None = None
     reasons: tuple[str, ...] = field(default=())
@@ -109,7 +109,14 @@ class CaseResult:
 
 
 class CaseEvaluator:
-    """Evaluate failure cases on top of a base fault state."""
+    """Evaluate failure cases on top of a base fault state.
+
+    The ratios of a case (job bus bandwidth, leaf uplinks, storage, bisection)
+    are taken against the healthy fabric, or against ``reference`` when one is
+    given (e.g. the state before a change): then a job lost in the reference,
+    a leaf with no live uplink there, or a server without storage there is left
+    out of the minimum, since a case cannot take from it what is already gone.
+    """
 
     def __init__(
         self,
@@ -118,11 +125,13 @@ class CaseEvaluator:
         base: FaultState | None = None,
         *,
         bisection: bool = False,
+        reference: Analysis | None = None,
     ) -> None:
         self.fabric = fabric
         self.jobs = tuple(jobs)
         self.state = base or FaultState.healthy(fabric)
         self.bisection = bisection
+        self.reference = reference
         healthy_state = FaultState.healthy(fabric)
         self.healthy = Analysis(fabric, Observation.from_state(healthy_state), self.jobs)
         # with no faults present the base is the healthy fabric: analyse it once
@@ -241,7 +250,11 @@ class CaseEvaluator:
 
     @cached_property
     def _uplinks(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        return self.base._leaf_uplinks
+        """Per element: the base's live leaf uplink Gb/s, and what ratios divide by."""
+        live, full = self.base._leaf_uplinks
+        if self.reference is not None:
+            full = self.reference._leaf_uplinks[0]
+        return live, full
 
     @cached_property
     def _flows(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
@@ -256,17 +269,32 @@ class CaseEvaluator:
 
     @cached_property
     def _busbw(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        """Per job: base bus bandwidth (GB/s) and healthy bus bandwidth."""
+        """Per job: base bus bandwidth (GB/s) and what ratios divide by (healthy or reference)."""
+        ref = self.reference or self.healthy
         base = np.array([self.base.job_busbw_gbs(j) for j in self.jobs], dtype=np.float64)
-        healthy = np.array([self.healthy.job_busbw_gbs(j) for j in self.jobs], dtype=np.float64)
+        healthy = np.array([ref.job_busbw_gbs(j) for j in self.jobs], dtype=np.float64)
         return base, healthy
+
+    def _min_busbw(self, bw: npt.NDArray[np.float64]) -> float:
+        """Min job bus bandwidth ratio of per-job GB/s ``bw``.
+
+        Against the healthy fabric a job with no healthy bandwidth counts 0;
+        against a reference, a job lost there is left out.
+        """
+        _, denom = self._busbw
+        has = denom > 0
+        if self.reference is not None:
+            return float((bw[has] / denom[has]).min()) if has.any() else 1.0
+        ratios = np.where(has, bw / np.where(has, denom, 1), 0.0)
+        return float(ratios.min()) if ratios.size else 1.0
 
     @cached_property
     def _storage(self) -> tuple[dict[int, float], dict[int, float], dict[int, list[int]]]:
-        """Base and healthy storage bandwidth per server; storage switch -> servers."""
+        """Base and healthy (or reference) storage bandwidth per server; switch -> servers."""
         f = self.fabric
+        ref = self.reference or self.healthy
         base = {s: self.base.storage_gbps(s) for s in f.servers.tolist()}
-        healthy = {s: self.healthy.storage_gbps(s) for s in f.servers.tolist()}
+        healthy = {s: ref.storage_gbps(s) for s in f.servers.tolist()}
         by_switch: dict[int, list[int]] = defaultdict(list)
         for i in f.links_of_kind(LinkKind.STORAGE).tolist():
             a, b = int(f.link_a[i]), int(f.link_b[i])
@@ -418,13 +446,11 @@ class CaseEvaluator:
         """Base (pairs pxn, pairs direct, uplink ratio, min busbw ratio, storage ratio)."""
         intra_d, intra_p, inter_d, inter_p = self._base_pairs
         _, ratios = self._base_uplink
-        base, healthy = self._busbw
-        bw = np.where(healthy > 0, base / np.where(healthy > 0, healthy, 1), 0.0)
         return (
             intra_p + inter_p,
             intra_d + inter_d,
-            float(ratios.min()) if ratios.size else 0.0,
-            float(bw.min()) if bw.size else 1.0,
+            float(ratios.min()) if ratios.size else self._no_uplinks,
+            self._min_busbw(self._busbw[0]),
             self._base_storage_ratio if self._storage[0] else 1.0,
         )
 
@@ -807,7 +833,7 @@ class CaseEvaluator:
     ) -> float:
         leaves, ratios = self._base_uplink
         if not leaves.size:
-            return 0.0
+            return self._no_uplinks
         if not changed and not dead:
             return float(ratios.min())
         _, full = self._uplinks
@@ -820,12 +846,12 @@ class CaseEvaluator:
         for leaf in dead:
             if leaf in pos:
                 keep[pos[leaf]] = False
-        return float(r[keep].min()) if keep.any() else 0.0
+        return float(r[keep].min()) if keep.any() else self._no_uplinks
 
     def _busbw_ratio(self, changed: dict[int, float], lost: set[int]) -> float:
         if not self.jobs:
             return 1.0
-        base, healthy = self._busbw
+        base, _ = self._busbw
         bw = base.copy()
         for j in lost:
             bw[j] = 0.0
@@ -846,16 +872,32 @@ class CaseEvaluator:
                 if bw[j] > 0:
                     ports = self.fabric.node_spec(self.jobs[j].servers[0]).nic_ports
                     bw[j] = min(bw[j], rails * per_job[j] * ports)
-        ratios = np.where(healthy > 0, bw / np.where(healthy > 0, healthy, 1), 0.0)
-        return float(ratios.min())
+        return self._min_busbw(bw)
 
     def _bisection(self, failures: Sequence[Failure]) -> float:
         state = self.state
         for x in failures:
             state = state.inject(x.to_fault(self.fabric))
         a = Analysis(self.fabric, Observation.from_state(state), self.jobs, healthy=self.healthy)
-        base = self.healthy.bisection_gbps
+        return self._bisection_ratio(a)
+
+    def _bisection_ratio(self, a: Analysis) -> float:
+        base = (self.reference or self.healthy).bisection_gbps
         return a.bisection_gbps / base if base else 0.0
+
+    def _leaf_uplink_ratio(self, a: Analysis) -> float:
+        """:meth:`Analysis.leaf_uplink_ratio` of ``a``, divided by this evaluator's reference."""
+        f = self.fabric
+        live = a._leaf_uplinks[0]
+        _, denom = self._uplinks
+        leaves = f.leaves[a.up[f.leaves]]
+        has = leaves[denom[leaves] > 0]
+        return float((live[has] / denom[has]).min()) if has.size else self._no_uplinks
+
+    @property
+    def _no_uplinks(self) -> float:
+        """The uplink ratio with no leaf to judge: 0 of healthy; 1 of a reference (nothing lost)."""
+        return 0.0 if self.reference is None else 1.0
 
     def evaluate_exact(self, failures: Sequence[Failure]) -> CaseResult:
         """The same answer by the full analysis (slow path, and the tests' oracle)."""
@@ -866,10 +908,11 @@ class CaseEvaluator:
             state = state.inject(x.to_fault(f))
         a = Analysis(f, Observation.from_state(state), self.jobs, healthy=self.healthy)
         lost = tuple(sorted(set(a.jobs_lost()) - self._base_lost))
-        ratios = [a.job_busbw_ratio(j) for j in self.jobs]
+        busbw = self._min_busbw(np.array([a.job_busbw_gbs(j) for j in self.jobs], dtype=np.float64))
+        s_denom = self._storage[1]
         s_vals = []
         for s in f.servers.tolist():
-            h = self.healthy.storage_gbps(s)
+            h = s_denom[s]
             if h and a.up[s]:
                 s_vals.append(a.storage_gbps(s) / h)
         reasons = tuple(
@@ -877,15 +920,14 @@ class CaseEvaluator:
         )[:6]
         bis = None
         if self.bisection and f.n_sus >= 2:
-            base = self.healthy.bisection_gbps
-            bis = a.bisection_gbps / base if base else 0.0
+            bis = self._bisection_ratio(a)
         return CaseResult(
             tuple(failures),
             a.gpu_pairs_disconnected(pxn=True),
             a.gpu_pairs_disconnected(),
             lost,
-            a.leaf_uplink_ratio(),
-            min(ratios, default=1.0),
+            self._leaf_uplink_ratio(a),
+            busbw,
             min(s_vals, default=1.0),
             True,
             bis,

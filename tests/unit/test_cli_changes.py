@@ -66,7 +66,7 @@ def test_risk_within_budget_exits_0(capsys: Capsys) -> None:
     out = capsys.readouterr().out
     assert "WITHIN BUDGET" in out
     assert "drained spine-05, spine-06" in out
-    assert "after this change, 0 of 18 single spine failures" in " ".join(out.split())
+    assert "spine │ 0 of 20 │ 0 of 18 │ +0" in " ".join(out.split())
 
 
 def test_risk_json(capsys: Capsys) -> None:
@@ -81,33 +81,53 @@ def test_risk_json(capsys: Capsys) -> None:
 
 
 def test_risk_with_n_plus_1_required_exits_1(capsys: Capsys) -> None:
+    """Absolute rules: after the change no single further failure may lose a job."""
     doc = run_json(capsys, ["risk", "seed-a800", "--change", "drain spine-05,spine-06",
-                            "--budget", "jobs_lost=0,bandwidth>=0.9", "--require-margin", "1",
+                            "--budget", "abs:jobs_lost=0,bandwidth>=0.9", "--require-margin", "1",
                             "--json"], 1)  # fmt: skip
     assert doc["ok"] is False
     assert doc["require_margin"] == 1
+    assert doc["budget"] == ["abs:jobs_lost 0", "bandwidth >= 0.9"]
     assert doc["budget_broken_by_change"] == []
     assert doc["margin_after"]["breaking"] > 0
+    assert doc["margin"]["added"] == 0  # the drain itself makes no further failure worse
+    assert doc["margin"]["blocking"] == doc["margin_after"]["breaking"]
+
+
+def test_risk_with_n_plus_1_required_on_what_the_change_adds_exits_0(capsys: Capsys) -> None:
+    """Relative rules: access failures lose a job before and after; the drain adds none."""
+    doc = run_json(capsys, ["risk", "seed-a800", "--change", "drain spine-05,spine-06",
+                            "--budget", "jobs_lost=0,bandwidth>=0.9", "--require-margin", "1",
+                            "--json"], 0)  # fmt: skip
+    assert doc["ok"] is True
+    assert doc["margin"]["added"] == 0
+    assert doc["margin"]["blocking"] == 0
+    assert doc["margin_after"]["breaking"] == 3240
 
 
 def test_risk_change_that_breaks_the_budget_exits_1(capsys: Capsys) -> None:
     assert main(["risk", "seed-a800", "--change", "kill su03/leaf-r2"]) == 1
     out = " ".join(capsys.readouterr().out.split())
     assert "BREAKS THE BUDGET" in out
-    assert "the change loses 1 job(s): su03" in out
+    assert "the change loses 1 job: su03" in out
     assert "leaf su03/leaf-r2 is down" in out
-    assert "after the change the budget breaks: jobs_lost 0" in out
+    assert "the change breaks the budget: jobs_lost 0" in out
 
 
 def test_risk_state_file_before_state_already_loses_a_job(tmp_path: Path, capsys: Capsys) -> None:
     state = tmp_path / "state.yaml"
     state.write_text("- kill: su02/leaf-r1\n", encoding="utf-8")
     doc = run_json(capsys, ["risk", "seed-a800", "--change", "drain spine-05", "--state",
-                            str(state), "--json"], 1)  # fmt: skip
+                            str(state), "--json"], 0)  # fmt: skip
     assert doc["state"] == ["killed su02/leaf-r1"]
     assert doc["before"]["jobs_lost"] == ["su02"]
     assert doc["before"]["nics_cut"] == 20
-    assert doc["budget_broken_by_change"] == ["jobs_lost 0"]
+    assert doc["added"]["jobs_lost"] == []
+    assert doc["budget_broken_by_change"] == []
+    # an absolute budget counts the state's own loss
+    doc = run_json(capsys, ["risk", "seed-a800", "--change", "drain spine-05", "--state",
+                            str(state), "--budget", "abs:jobs_lost=0", "--json"], 1)  # fmt: skip
+    assert doc["budget_broken_by_change"] == ["abs:jobs_lost 0"]
 
 
 def test_risk_jobs_file(tmp_path: Path, capsys: Capsys) -> None:
@@ -122,11 +142,14 @@ def test_risk_jobs_file(tmp_path: Path, capsys: Capsys) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--change", "dran spine-05"], "error: unknown fault kind 'dran'; did you mean 'drain'?"),
+        (["--change", "dran spine-05"],
+         "error: --change: unknown fault kind 'dran'; did you mean 'drain'?"),
         (["--change", "drain"], "error: --change: 'drain' names no target; write e.g."),
         (["--change", "drain spine-99"],
-         "error: selector 'spine-99' matches no elements; closest:"),
-        (["--change", "degrade spine-05"], "error: --change: degrade needs a fraction"),
+         "error: --change: drain spine-99: selector 'spine-99' matches no elements; closest:"),
+        (["--change", "degrade spine-05"],
+         "error: --change: 'degrade spine-05': degrade needs how much is left: write "
+         "'degrade TARGETS 0.25'"),
         (["--change", "drain spine-05", "--budget", "job_lost=0"],
          "error: --budget: unknown metric 'job_lost'; did you mean 'jobs_lost'?"),
         (["--change", "drain spine-05", "--budget", "jobs_lost"],
@@ -191,7 +214,7 @@ def test_risk_state_from_a_miscabled_dump_notes_what_it_cannot_model(
     design: str, capsys: Capsys
 ) -> None:
     assert main(["risk", design, "--change", "drain spine-01", "--state",
-                 dump("rail2x2_wrong_rail"), "--json"]) == 1  # fmt: skip
+                 dump("rail2x2_wrong_rail"), "--json"]) == 0  # fmt: skip
     out, err = capsys.readouterr()
     assert err.splitlines() == [
         "note: su01/node02/nic1 (rail 1) is cabled to su01/leaf-r0 (rail 0); "
@@ -201,6 +224,8 @@ def test_risk_state_from_a_miscabled_dump_notes_what_it_cannot_model(
     doc = json.loads(out)
     assert doc["state"] == ["cut su01/node02/nic1:1--su01/leaf-r1:2"]
     assert doc["before"]["jobs_lost"] == ["su01"]
+    assert [x["job"] for x in doc["already_lost"]] == ["su01"]  # lost already, not by the drain
+    assert doc["added"]["jobs_lost"] == []
 
 
 # -- harness sweep ----------------------------------------------------------------------
@@ -351,9 +376,10 @@ def test_audit_broken_dump_exits_1_listing_the_difference_and_the_jobs_exposed(
     out = capsys.readouterr().out
     assert "  missing link su02/node02/nic1:1--su02/leaf-r1:2" in out.splitlines()
     flat = " ".join(out.split())
-    assert "1 difference(s) between" in flat
+    assert "1 difference between" in flat
     assert "BREAKS THE BUDGET" in flat
-    assert "the change loses 1 job(s): su02" in flat
+    assert "the live state loses 1 job: su02" in flat
+    assert "change" not in flat  # an audit has no change
 
 
 def test_audit_broken_dump_json(design: str, capsys: Capsys) -> None:

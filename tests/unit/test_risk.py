@@ -26,14 +26,16 @@ from harness.observation import Observation
 from harness.risk import BUDGET_METRICS
 from harness.risk import DEFAULT_MARGIN_CATEGORIES
 from harness.risk import BudgetRule
+from harness.risk import MarginRow
 from harness.risk import RiskReport
 from harness.risk import assess
-from harness.risk import margin_sentence
 from harness.risk import parse_budget
 from harness.risk import parse_change
 from harness.risk import to_json
 from harness.selectors import Selector
 from harness.sweep.cases import single_failures
+from harness.sweep.engine import CaseEvaluator
+from harness.sweep.engine import CaseResult
 
 PER_SU = JobSpec(per_su=True)
 BUDGET = "jobs_lost=0,bandwidth>=0.9"
@@ -146,7 +148,7 @@ def test_parse_change_globs() -> None:
     [
         ("drain", r"--change: 'drain' names no target; write e\.g\. 'drain spine-05,spine-06'"),
         ("drain  , ", r"'drain  ,' names no target"),
-        ("degrade spine-05", r"--change: degrade needs a fraction; use a --state file"),
+        ("degrade spine-05", r"--change: 'degrade spine-05': degrade needs how much is left"),
         ("", r"--change is empty; write e\.g\. 'drain spine-05,spine-06'"),
         (" ; ;", r"--change is empty"),
         ("dran spine-05", r"unknown fault kind 'dran'; did you mean 'drain'\?"),
@@ -175,13 +177,24 @@ def test_draining_two_spines_is_within_budget() -> None:
     assert [a.describe(r.fabric) for a in r.change] == ["drained spine-05, spine-06"]
 
 
-def test_requiring_n_plus_1_fails_on_access_failures() -> None:
+def test_requiring_n_plus_1_on_what_the_change_adds() -> None:
+    """Access failures lose a job before the drain as after it: the drain adds no fragility."""
     r = drain_two_spines(1)
+    assert r.ok
+    assert r.margin_after is not None
+    assert r.margin_after.breaking  # they do break the budget ...
+    assert r.margin_added == ()  # ... but not because of the change
+    assert r.margin_blocking == ()
+
+
+def test_requiring_n_plus_1_absolute_fails_on_access_failures() -> None:
+    r = assess(seed(), seed_jobs(), "drain spine-05,spine-06", "abs:jobs_lost=0,bandwidth>=0.9",
+               require_margin=1)  # fmt: skip
     assert not r.ok
     assert r.broken_after == ()  # the change itself is fine; its margin is not
     assert r.margin_after is not None
-    top, rules = r.margin_after.breaking[0]
-    assert rules == ("jobs_lost 0", "bandwidth >= 0.9")
+    top, rules = r.margin_blocking[0]
+    assert rules == ("abs:jobs_lost 0", "bandwidth >= 0.9")
     assert top.category(r.fabric) == "leaf"  # ranked: a leaf takes a whole SU job's rail
 
 
@@ -223,13 +236,28 @@ def test_a_state_that_already_loses_a_job() -> None:
     assert all(x.startswith("su02: ") and "su02/leaf-r1 is down" in x for x in r.before.reasons)
     assert dict(r.before.job_bandwidth)["su02"] == 0.0
     assert dict(r.before.job_bandwidth)["su01"] == pytest.approx(1.0)
-    # the budget counts the state's own losses: jobs_lost=0 cannot hold after the change
+    # the budget is about the change: su02 was lost before it and stays lost
     assert r.after.jobs_lost == ("su02",)
-    assert r.broken_after == ("jobs_lost 0", "bandwidth >= 0.9")
-    assert not r.ok
+    assert r.added.jobs_lost == ()
+    assert r.already_lost == (("su02", r.before.reasons_of("su02")),)
+    assert "leaf su02/leaf-r1 is down" in r.already_lost[0][1][0]
+    assert r.broken_after == ()
+    assert r.ok
+    # bandwidth: su02's 0 is not the change's loss; the others keep theirs
+    assert r.after.bandwidth == 0.0
+    assert r.added.bandwidth == pytest.approx(1.0)
+    assert "su02" not in dict(r.added.job_bandwidth)
+    assert r.added.uplink == pytest.approx(0.9)  # 18 of the 20 uplinks a leaf had
     assert [a.describe(r.fabric) for a in r.state] == ["killed su02/leaf-r1"]
     assert r.margin_after is None
-    assert margin_sentence(r) == []
+    assert r.margin_rows() == ()
+
+
+def test_an_absolute_budget_counts_the_state_s_own_losses() -> None:
+    r = assess(seed(), seed_jobs(), "drain spine-05,spine-06", "abs:jobs_lost=0,abs:bandwidth>=0.9",
+               state="kill su02/leaf-r1", margin=False)  # fmt: skip
+    assert r.broken_after == ("abs:jobs_lost 0", "abs:bandwidth >= 0.9")
+    assert not r.ok
 
 
 def test_a_change_that_kills_a_leaf_breaks_jobs_lost_and_names_the_leaf() -> None:
@@ -246,17 +274,11 @@ def test_a_change_that_kills_a_leaf_breaks_jobs_lost_and_names_the_leaf() -> Non
     assert r.before.jobs_lost == ()
 
 
-def test_margin_sentence_wording() -> None:
-    lines = margin_sentence(drain_two_spines())
-    assert (
-        "after this change, 0 of 18 single spine failures would break the budget; before it, 0"
-        in lines
-    )
-    assert (
-        "after this change, 800 of 800 single cable (access) failures would break the budget; "
-        "before it, 800"
-    ) in lines
-    assert len(lines) == 7
+def test_margin_rows_before_after_added() -> None:
+    rows = {row.category: row for row in drain_two_spines().margin_rows()}
+    assert len(rows) == 7
+    assert rows["spine"] == MarginRow("spine", 0, 20, 0, 18, 0)
+    assert rows["cable (access)"] == MarginRow("cable (access)", 800, 800, 800, 800, 0)
 
 
 def test_require_margin_other_than_0_or_1_is_bad_input() -> None:
@@ -267,7 +289,7 @@ def test_require_margin_other_than_0_or_1_is_bad_input() -> None:
 
 def test_to_json_document() -> None:
     doc = json.loads(json.dumps(to_json(drain_two_spines(1))))
-    assert doc["ok"] is False
+    assert doc["ok"] is True
     assert doc["fabric"] == "seed-a800"
     assert doc["budget"] == ["jobs_lost 0", "bandwidth >= 0.9"]
     assert doc["require_margin"] == 1
@@ -283,6 +305,15 @@ def test_to_json_document() -> None:
     assert len(margin["top"]) == 50
     assert margin["top"][0]["breaks"] == ["jobs_lost 0", "bandwidth >= 0.9"]
     assert doc["margin_before"]["by_category"]["spine"] == {"breaking": 0, "of": 20}
+    assert doc["margin"]["by_category"]["spine"] == {
+        "before": {"breaking": 0, "of": 20}, "after": {"breaking": 0, "of": 18}, "added": 0,
+    }  # fmt: skip
+    assert (doc["margin"]["added"], doc["margin"]["blocking"], doc["margin"]["top_added"]) == (
+        0, 0, [],
+    )  # fmt: skip
+    assert doc["added"]["jobs_lost"] == []
+    assert doc["added"]["leaf_uplink_ratio"] == pytest.approx(0.9)
+    assert doc["already_lost"] == []
 
 
 # -- the N+1 margin against an independent count ------------------------------------------
@@ -300,58 +331,148 @@ def lab() -> Fabric:
 
 
 def independent_margin(
-    fabric: Fabric, jobs: Sequence[Job], change: Sequence[Fault], rules: Sequence[BudgetRule]
+    fabric: Fabric,
+    jobs: Sequence[Job],
+    change: Sequence[Fault],
+    rules: Sequence[BudgetRule],
+    state: Sequence[Fault] = (),
 ) -> tuple[tuple[str, int, int], ...]:
-    """Each further failure as a fault from its id, analysed in full: (category, breaking, of)."""
+    """Each further failure on top of ``state`` + ``change`` as a fault from its id, analysed
+    in full and judged against ``state`` alone: (category, breaking, of)."""
     healthy = Analysis(fabric, Observation.from_state(FaultState.healthy(fabric)), jobs)
-    state = FaultState.healthy(fabric)
+    now = FaultState.healthy(fabric)
+    for fault in state:
+        now = now.inject(fault)
+    ref = Analysis(fabric, Observation.from_state(now), jobs, healthy=healthy)
+    after = now
     for fault in change:
-        state = state.inject(fault)
+        after = after.inject(fault)
+    ref_leaf = ref._leaf_uplinks[0]
     totals: Counter[str] = Counter()
     hits: Counter[str] = Counter()
     for x in single_failures(fabric, DEFAULT_MARGIN_CATEGORIES):
         if x.kind == "element":
-            if not state.element_up[x.index]:
+            if not after.element_up[x.index]:
                 continue
             fault = Fault.parse({"kill": fabric.ids[x.index]})
-        elif state.link_capacity[x.index] <= 0:
+        elif after.link_capacity[x.index] <= 0:
             continue
         elif x.kind == "optic":
             fault = Fault.parse({"optic": x.port})
         else:
             fault = Fault.parse({"cut": fabric.link_ids[x.index]})
-        a = Analysis(fabric, Observation.from_state(state.inject(fault)), jobs, healthy=healthy)
+        a = Analysis(fabric, Observation.from_state(after.inject(fault)), jobs, healthy=healthy)
+        leaves = [int(i) for i in fabric.leaves if a.up[i] and ref_leaf[i] > 0]
+        servers = [int(s) for s in fabric.servers if a.up[s] and ref.storage_gbps(int(s)) > 0]
+        healthy_servers = [int(s) for s in fabric.servers
+                           if a.up[s] and healthy.storage_gbps(int(s)) > 0]  # fmt: skip
         values = {
-            "jobs_lost": len(a.jobs_lost()),
-            "uplink": a.leaf_uplink_ratio(),
-            "bandwidth": min((a.job_busbw_ratio(j) for j in jobs), default=1.0),
-            "gpu_pairs_disconnected": a.gpu_pairs_disconnected(pxn=True),
+            ("jobs_lost", True): len(a.jobs_lost()),
+            ("jobs_lost", False): len(set(a.jobs_lost()) - set(ref.jobs_lost())),
+            ("uplink", True): a.leaf_uplink_ratio(),
+            ("uplink", False): min(
+                (a._leaf_uplinks[0][i] / ref_leaf[i] for i in leaves), default=1.0
+            ),
+            ("bandwidth", True): min((a.job_busbw_ratio(j) for j in jobs), default=1.0),
+            ("bandwidth", False): min(
+                (
+                    a.job_busbw_gbs(j) / ref.job_busbw_gbs(j)
+                    for j in jobs
+                    if ref.job_busbw_gbs(j) > 0
+                ),
+                default=1.0,
+            ),
+            ("storage", True): min(
+                (a.storage_gbps(s) / healthy.storage_gbps(s) for s in healthy_servers),
+                default=1.0,
+            ),
+            ("storage", False): min(
+                (a.storage_gbps(s) / ref.storage_gbps(s) for s in servers), default=1.0
+            ),
+            ("gpu_pairs_disconnected", True): a.gpu_pairs_disconnected(pxn=True),
+            ("gpu_pairs_disconnected", False): a.gpu_pairs_disconnected(pxn=True)
+            - ref.gpu_pairs_disconnected(pxn=True),
         }
         totals[x.category(fabric)] += 1
-        hits[x.category(fabric)] += any(not r.expect.check(values[r.metric]) for r in rules)
+        hits[x.category(fabric)] += any(
+            not r.expect.check(values[(r.metric, r.absolute)]) for r in rules
+        )
     return tuple((k, hits[k], totals[k]) for k in sorted(totals))
 
 
 MARGIN_CASES = [
-    ("lab", "per-su", "drain spine-01", "jobs_lost=0,uplink>=0.6"),
-    ("lab", "cross-su", "drain spine-01", "jobs_lost=0,bandwidth>=0.9"),
-    ("pods", "per-su", "drain pod01/spine-01", "jobs_lost=0,uplink>=0.6,bandwidth>=0.9"),
-    ("pods", "cross-su", "kill core-g01-01; drain pod02/spine-03",
+    ("lab", "per-su", "drain spine-01", "", "jobs_lost=0,uplink>=0.6"),
+    ("lab", "cross-su", "drain spine-01", "", "jobs_lost=0,bandwidth>=0.9"),
+    ("pods", "per-su", "drain pod01/spine-01", "", "jobs_lost=0,uplink>=0.6,bandwidth>=0.9"),
+    ("pods", "cross-su", "kill core-g01-01; drain pod02/spine-03", "",
      "gpu_pairs_disconnected=0,bandwidth>=0.9"),
+    # with faults already present: relative rules judge against them, abs: rules do not
+    ("lab", "cross-su", "drain spine-02", "cut su01/leaf-r0:3--spine-01:1",
+     "jobs_lost=0,bandwidth>=0.9,uplink>=0.7"),
+    ("lab", "cross-su", "drain spine-02", "cut su01/leaf-r0:3--spine-01:1",
+     "abs:jobs_lost=0,abs:bandwidth>=0.6,uplink>=0.7"),
+    ("pods", "cross-su", "drain pod01/spine-01", "kill pod01/spine-02; kill su03/leaf-r0",
+     "jobs_lost=0,bandwidth>=0.9,abs:uplink>=0.6,gpu_pairs_disconnected=0"),
+    ("pods", "per-su", "drain pod02/spine-01", "kill su01/node01",
+     "jobs_lost=0,abs:gpu_pairs_disconnected<=100,storage>=1"),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("name", "jobs", "change", "budget"), MARGIN_CASES)
+@pytest.mark.parametrize(("name", "jobs", "change", "state", "budget"), MARGIN_CASES)
 def test_margin_counts_equal_an_independent_full_analysis(
-    name: str, jobs: str, change: str, budget: str
+    name: str, jobs: str, change: str, state: str, budget: str
 ) -> None:
     f = lab() if name == "lab" else pods()
     specs = [PER_SU] if jobs == "per-su" else [JobSpec("cross", ("su01/node01", "su02/node02"))]
     js = resolve_jobs(specs, f)
     faults, rules = parse_change(change), parse_budget(budget)
-    r = assess(f, js, faults, rules)
+    present = parse_change(state) if state else ()
+    r = assess(f, js, faults, rules, state=present)
     assert r.margin_after is not None
-    assert r.margin_after.by_category == independent_margin(f, js, faults, rules)
+    assert r.margin_after.by_category == independent_margin(f, js, faults, rules, present)
     assert r.margin_before is not None
-    assert r.margin_before.by_category == independent_margin(f, js, (), rules)
+    assert r.margin_before.by_category == independent_margin(f, js, (), rules, present)
     assert any(n for _, n, _ in r.margin_after.by_category)  # the budget does bite somewhere
+
+
+# -- the evaluator against a reference state ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "jobs", "state", "change"),
+    [
+        ("lab", "cross-su", "cut su01/leaf-r0:3--spine-01:1", "drain spine-02"),
+        ("pods", "per-su", "kill su01/node01; kill pod01/spine-02", "drain pod02/spine-01"),
+        ("pods", "cross-su", "kill su03/leaf-r0", "drain pod01/spine-01"),
+    ],
+)
+def test_reference_ratios_fast_bulk_and_exact_agree(
+    name: str, jobs: str, state: str, change: str
+) -> None:
+    """Against a reference, the fast path, the bulk path and the full analysis agree."""
+    f = lab() if name == "lab" else pods()
+    specs = [PER_SU] if jobs == "per-su" else [JobSpec("cross", ("su01/node01", "su02/node02"))]
+    js = resolve_jobs(specs, f)
+    now = FaultState.healthy(f)
+    for fault in parse_change(state):
+        now = now.inject(fault)
+    after = now
+    for fault in parse_change(change):
+        after = after.inject(fault)
+    reference = Analysis(f, Observation.from_state(now), js)
+    ev = CaseEvaluator(f, js, after, reference=reference)
+    singles = [
+        x for x in single_failures(f, DEFAULT_MARGIN_CATEGORIES)
+        if (after.element_up[x.index] if x.kind == "element" else after.link_capacity[x.index] > 0)
+    ]  # fmt: skip
+    fast = [ev.evaluate([x]) for x in singles]
+    bulk = ev.evaluate_singles(singles)
+    exact = [ev.evaluate_exact([x]) for x in singles]
+
+    def key(c: CaseResult) -> tuple[object, ...]:
+        return (c.jobs_lost, c.pairs_disconnected, round(c.leaf_uplink_ratio, 9),
+                round(c.min_busbw_ratio, 9), round(c.storage_ratio, 9))  # fmt: skip
+
+    assert [key(c) for c in fast] == [key(c) for c in exact]
+    assert [key(c) for c in bulk] == [key(c) for c in exact]
+    assert any(c.leaf_uplink_ratio < 1 for c in exact)  # the reference ratios do move
