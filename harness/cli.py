@@ -53,7 +53,6 @@ from harness.live_state import faults_from_audit
 from harness.live_state import load_jobs
 from harness.live_state import load_state_file
 from harness.reporting.changes import AUDIT
-from harness.reporting.changes import plural
 from harness.reporting.changes import print_risk
 from harness.reporting.changes import print_sweep
 from harness.reporting.console import ConsoleReporter

@@ -13,19 +13,11 @@ from harness.risk import RiskReport
 from harness.risk import StateSummary
 from harness.sweep.report import category_lines
 from harness.sweep.run import SweepResult
+from harness.words import plural
 
 
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.1%}"
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 job``, ``2 jobs``, ``0 jobs``.
-
-    >>> plural(1, "job"), plural(3, "job"), plural(2, "failure class", "failure classes")
-    ('1 job', '3 jobs', '2 failure classes')
-    """
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
 def _signed(n: int) -> str:
