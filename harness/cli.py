@@ -7,7 +7,7 @@ that turns exceptions into exit codes:
 
 ===  ===========================================================================
 0    everything ran and every expectation held
-1    an expectation failed (the fabric under test, not the harness)
+1    the fabric under test failed: an expectation, a budget, an audit (not the harness)
 2    bad input: a scenario or fabric file, a selector, an argument
      (:class:`~harness.errors.ScenarioError`); every problem is printed to
      stderr as ``error: FILE:LINE:COLUMN: ...``, one per line, never a traceback
@@ -750,7 +750,10 @@ def _cmd_export(args: argparse.Namespace) -> int:
 COMMANDS: tuple[Command, ...] = (
     Command("run", "run scenarios and report what survived", _configure_run, _cmd_run),
     Command(
-        "validate", "check scenario files without running them", _configure_validate, _cmd_validate
+        "validate",
+        "check scenario files as run would (fabrics built, selectors resolved), without running",
+        _configure_validate,
+        _cmd_validate,
     ),
     Command("show", "describe a fabric (a preset or a fabric file)", _configure_show, _cmd_show),
     Command("risk", "the blast radius of a change and its N+1 margin", _configure_risk, _cmd_risk),
@@ -772,17 +775,69 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
+EXIT_CODES_HELP = """\
+exit codes:
+  0    everything ran and held: scenarios passed, the change is within budget,
+       the dump matches its design
+  1    the fabric under test failed: an expectation failed, a budget is broken,
+       an audit found differences
+  2    bad input: a scenario or fabric file, a selector, an argument
+  3    the environment failed: a backend, a tool, an unwritable report file
+  130  interrupted (Ctrl-C)
+"""
+
+COMPLETION_HELP = "print the completion script for SHELL (see the README) and exit"
+
+
+def package_version() -> str:
+    """The installed distribution's version (the one ``pip show harness`` prints)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version
+
+    try:
+        return version("harness")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        from harness import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
+    import shtab
+
     parser = argparse.ArgumentParser(
         prog="harness",
         description="Break GPU-cluster networks on purpose, safely, and prove what survives.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"harness {package_version()}")
+    shtab.add_argument_to(parser, "--print-completion", help=COMPLETION_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for cmd in COMMANDS:
-        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        p = sub.add_parser(
+            cmd.name,
+            help=cmd.help,
+            description=cmd.help,
+            epilog=EXIT_CODES_HELP,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         cmd.configure(p)
+        _complete_paths(p)
         p.set_defaults(handler=cmd.run)
     return parser
+
+
+_PATH_METAVARS = ("PATH", "FABRIC", "FILE", "FILE|per-su", "DUMP", "FILE.png")
+
+
+def _complete_paths(parser: argparse.ArgumentParser) -> None:
+    """Shell completion offers files for every argument that takes a path or a fabric."""
+    import shtab
+
+    for action in parser._actions:
+        if action.type is Path or action.metavar in _PATH_METAVARS:
+            action.complete = shtab.FILE  # type: ignore[attr-defined]
 
 
 def main(argv: list[str] | None = None) -> int:
