@@ -20,6 +20,7 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -90,6 +91,35 @@ class Selector:
         if self.random_count is not None:
             parts.append(f"random {self.random_count} (seed {self.random_seed})")
         return " ".join(parts) or "everything"
+
+    def flow(self) -> str:
+        """The selector as a YAML flow mapping, as a scenario file would write it.
+
+        >>> parse_selector({"tier": "leaf-spine", "su": 1, "end": "upper"}).flow()
+        '{tier: leaf-spine, su: 1, end: upper}'
+        """
+        if self.union:
+            return "[" + ", ".join(s.flow() for s in self.union) + "]"
+
+        def one(values: tuple[Any, ...]) -> str:
+            return str(values[0]) if len(values) == 1 else "[" + ", ".join(map(str, values)) + "]"
+
+        parts = [f"id: {one(self.ids)}"] if self.ids else []
+        if self.globs:
+            parts.append(f"glob: {one(tuple(repr(g) for g in self.globs))}")
+        for key, values in (("kind", self.kinds), ("tier", self.tiers)):
+            if values:
+                parts.append(f"{key}: {one(values)}")
+        parts += [f"{k}: {one(getattr(self, k))}" for k in STRUCT_KEYS if getattr(self, k)]
+        if self.between:
+            parts.append(f"between: [{self.between[0]}, {self.between[1]}]")
+        if self.end:
+            parts.append(f"end: {self.end}")
+        if self.all_but is not None:
+            parts.append(f"all-but: {self.all_but}")
+        if self.random_count is not None:
+            parts.append(f"random: {{count: {self.random_count}, seed: {self.random_seed}}}")
+        return "{" + ", ".join(parts) + "}"
 
 
 def _ints(key: str, value: Any) -> tuple[int, ...]:
@@ -217,15 +247,84 @@ def _domain_ids(fabric: Fabric, domain: Domain) -> tuple[npt.NDArray[np.int32], 
     return np.arange(fabric.n_links, dtype=np.int32), list(fabric.link_ids)
 
 
+def _cable_of(fabric: Fabric, domain: Domain, cand: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+    """Per candidate link or port: its link (a port's cable)."""
+    return port_arrays(fabric)[0][cand] if domain is Domain.PORTS else cand
+
+
 def _owner(fabric: Fabric, domain: Domain, cand: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
-    """The element whose attributes structural filters look at, per candidate."""
+    """The element whose attributes structural filters look at, per candidate: the
+    element itself, or the lower end of a link (of a port's cable, whichever end the
+    port is), as documented: the NIC of an access cable, the leaf of a leaf-spine one."""
     if domain is Domain.ELEMENTS:
         return cand
-    if domain is Domain.PORTS:
-        links, ends = port_arrays(fabric)
-        lk, en = links[cand], ends[cand]
-        return np.where(en == 0, fabric.link_a[lk], fabric.link_b[lk]).astype(np.int32)
-    return fabric.link_a[cand]
+    return fabric.link_a[_cable_of(fabric, domain, cand)]
+
+
+_DOMAIN_WORDS = {Domain.LINKS: "links", Domain.CABLES: "cables", Domain.PORTS: "optics"}
+_TIER_HINT = "access (NIC to leaf), leaf-spine, spine-core, storage, nvlink, pcie, cpu-link"
+# the cable tiers of each switch tier: (its down links, its up links)
+_SWITCH_CABLES = {"leaf": ("access", "leaf-spine"), "spine": ("leaf-spine", "spine-core"),
+                  "core": ("spine-core",)}  # fmt: skip
+
+
+def _check_domain(sel: Selector, domain: Domain) -> None:
+    """Keys that mean nothing in ``domain`` are errors (never silently ignored)."""
+    if domain is Domain.ELEMENTS:
+        if sel.between is not None:
+            msg = (
+                "'between' picks the cables or links between two elements, not elements; "
+                "use it with cut, optic or degrade, or name the elements with id:/glob:"
+            )
+            raise ScenarioError(msg)
+        if sel.end is not None:
+            msg = "'end' picks the optic at one end of a cable; use it with optic:, not here"
+            raise ScenarioError(msg)
+        return
+    if sel.end is not None and domain is not Domain.PORTS:
+        msg = (
+            f"'end' picks an optic, but this fault takes {_DOMAIN_WORDS[domain]}; "
+            "drop end:, or use optic: to fail the optic at one end"
+        )
+        raise ScenarioError(msg)
+    wrong = [t for t in sel.tiers if t in ELEMENT_TIERS]
+    if wrong:
+        t = wrong[0]
+        instead = " or ".join(replace(sel, tiers=(lk,)).flow() for lk in _SWITCH_CABLES[t])
+        msg = (
+            f"tier {t!r} is a tier of switches; {_DOMAIN_WORDS[domain]} take a link tier "
+            f"({_TIER_HINT}); for the {_DOMAIN_WORDS[domain]} of {t} switches write {instead}"
+        )
+        raise ScenarioError(msg)
+
+
+def _check_one_tier(
+    sel: Selector, fabric: Fabric, domain: Domain, cand: npt.NDArray[np.int32]
+) -> None:
+    """Structural filters on links without ``tier:`` must not span several link tiers.
+
+    ``{su: 1, rail: 0}`` on optics would take the access cables of SU 1's rail-0 NICs
+    *and* the uplinks of su01/leaf-r0 (both have that lower end): say which.
+    """
+    structural = sel.kinds or any(getattr(sel, k) for k in STRUCT_KEYS)
+    if domain is Domain.ELEMENTS or sel.tiers or not structural:
+        return
+    if sel.ids or sel.globs or sel.between:
+        return
+    kinds = fabric.link_kind[_cable_of(fabric, domain, cand)]
+    found, counts = np.unique(kinds, return_counts=True)
+    if found.size <= 1:
+        return
+    labels = [LinkKind(int(k)).label for k in found.tolist()]
+    spread = ", ".join(f"{n} {label}" for n, label in zip(counts.tolist(), labels, strict=True))
+    choices = " or ".join(replace(sel, tiers=(label,)).flow() for label in labels[:3])
+    msg = (
+        f"selector {sel.flow()} is ambiguous: it matches {_DOMAIN_WORDS[domain]} of "
+        f"several link tiers ({spread}), because su/rail/node/kind filters match each "
+        f"cable's lower end (the NIC of an access cable, the leaf of a leaf-spine cable); "
+        f"add tier:, e.g. {choices}"
+    )
+    raise ScenarioError(msg)
 
 
 def port_arrays(fabric: Fabric) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int8]]:
@@ -285,6 +384,7 @@ def resolve(sel: Selector, fabric: Fabric, domain: Domain) -> list[int]:
         for part in sel.union:
             out.update(resolve(part, fabric, domain))
         return sorted(out)
+    _check_domain(sel, domain)
     cand, names = _domain_ids(fabric, domain)
     keep = np.ones(cand.size, dtype=bool)
     if sel.ids or sel.globs:
@@ -309,12 +409,8 @@ def resolve(sel: Selector, fabric: Fabric, domain: Domain) -> list[int]:
         lk_codes = [int(LINK_TIERS[t]) for t in sel.tiers if t in LINK_TIERS]
         if domain is Domain.ELEMENTS:
             keep &= np.isin(fabric.kind[cand], el_codes)
-        else:
-            links = cand if domain is not Domain.PORTS else port_arrays(fabric)[0][cand]
-            tier_ok = np.isin(fabric.link_kind[links], lk_codes)
-            if el_codes:  # e.g. {tier: leaf} on cables: cables touching a leaf
-                tier_ok |= np.isin(fabric.kind[owner], el_codes)
-            keep &= tier_ok
+        else:  # _check_domain refused element tiers
+            keep &= np.isin(fabric.link_kind[_cable_of(fabric, domain, cand)], lk_codes)
     for key, arr in (("su", fabric.su), ("rail", fabric.rail), ("node", fabric.node_no),
                      ("pod", fabric.pod), ("plane", fabric.plane)):  # fmt: skip
         vals = getattr(sel, key)
@@ -326,11 +422,12 @@ def resolve(sel: Selector, fabric: Fabric, domain: Domain) -> list[int]:
         for pattern, hit in zip(sel.between, (ea, eb), strict=True):
             if not hit.size:
                 raise _not_found(pattern, list(fabric.ids), Domain.ELEMENTS)
-        links = cand if domain is not Domain.PORTS else port_arrays(fabric)[0][cand]
+        links = _cable_of(fabric, domain, cand)
         la, lb = fabric.link_a[links], fabric.link_b[links]
         keep &= (np.isin(la, ea) & np.isin(lb, eb)) | (np.isin(la, eb) & np.isin(lb, ea))
     if sel.end and domain is Domain.PORTS:
         keep &= port_arrays(fabric)[1][cand] == (0 if sel.end == "lower" else 1)
+    _check_one_tier(sel, fabric, domain, cand[keep])
     chosen = sorted(int(c) for c in cand[keep].tolist())
     if not chosen:
         msg = f"selector {{{sel.describe()}}} matches no {domain.value} of fabric {fabric.name!r}"

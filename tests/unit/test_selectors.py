@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 import pytest
+import yaml
 
 from harness.errors import ScenarioError
 from harness.fabric import Fabric
@@ -173,8 +174,14 @@ def test_link_tiers_and_lower_end_filters() -> None:
     assert len(select({"tier": "leaf-spine", "su": 1}, f, Domain.CABLES)) == 80
     # 8 GPUs x 6 NVSwitches of one server
     assert len(select({"tier": "nvlink", "su": 1, "node": 1}, f, Domain.LINKS)) == 48
-    # element tiers on cables match the lower end: a leaf's uplinks, not its access cables
-    leaf_cables = select({"tier": "leaf"}, f, Domain.CABLES)
+    # a switch tier on cables is ambiguous (a leaf's access cables or its uplinks?)
+    with pytest.raises(ScenarioError) as info:
+        select({"tier": "leaf"}, f, Domain.CABLES)
+    assert str(info.value).endswith(
+        "for the cables of leaf switches write {tier: access} or {tier: leaf-spine}"
+    )
+    # kind: matches the lower end, so kind: leaf is a leaf's uplinks
+    leaf_cables = select({"kind": "leaf"}, f, Domain.CABLES)
     assert len(leaf_cables) == 800
     assert all("--spine-" in c for c in leaf_cables)
 
@@ -242,3 +249,111 @@ def test_resolve_errors(raw: Any, domain: Domain, message: str) -> None:
     with pytest.raises(ScenarioError) as info:
         select(raw, seed(), domain)
     assert message in str(info.value)
+
+
+# -- every documented port (optic) form: a cable's end, by tier, su/rail of the lower end -------
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # an exact port id, a glob, a list
+        ("su03/node07/nic1:1", ["su03/node07/nic1:1"]),
+        ("spine-0[12]:3", ["spine-01:3", "spine-02:3"]),
+        (["su01/leaf-r0:1", "spine-05:1"], ["spine-05:1", "su01/leaf-r0:1"]),
+        ({"id": "su01/leaf-r0:21"}, ["su01/leaf-r0:21"]),
+        ({"ids": ["spine-01:1", "spine-02:1"]}, ["spine-01:1", "spine-02:1"]),
+        ({"glob": "su02/leaf-r3:3?"}, [f"su02/leaf-r3:3{i}" for i in range(10)]),
+        # the access optics of one NIC: the NIC side and the leaf side
+        ({"tier": "access", "su": 3, "node": 7, "rail": 1, "end": "lower"}, ["su03/node07/nic1:1"]),
+        ({"tier": "access", "su": 3, "node": 7, "rail": 1, "end": "upper"}, ["su03/leaf-r1:7"]),
+        ({"tier": "access", "su": 3, "node": 7, "rail": 1},
+         ["su03/leaf-r1:7", "su03/node07/nic1:1"]),
+        # a leaf's access optics on the leaf (upper end of the NIC cables)
+        ({"tier": "access", "su": 1, "rail": 0, "end": "upper"},
+         [f"su01/leaf-r0:{p}" for p in sorted(range(1, 21), key=str)]),
+        # a leaf's uplink optics: on the leaf (lower end), on the spines (upper end)
+        ({"tier": "leaf-spine", "su": 1, "rail": 0, "end": "lower"},
+         [f"su01/leaf-r0:{p}" for p in range(21, 41)]),
+        ({"tier": "leaf-spine", "su": 1, "rail": 0, "end": "upper"},
+         [f"spine-{s:02d}:1" for s in range(1, 21)]),
+        ({"tier": "leaf-spine", "su": 2, "rail": 3, "end": "upper", "all-but": 18},
+         ["spine-19:8", "spine-20:8"]),
+        # between two elements (parts included), one end of it
+        ({"between": ["su01/node01", "su01/leaf-r0"], "end": "upper"}, ["su01/leaf-r0:1"]),
+        ({"kind": "nic", "su": 1, "node": 1, "rail": 2, "end": "lower"}, ["su01/node01/nic2:1"]),
+    ],
+)  # fmt: skip
+def test_documented_port_forms(raw: Any, expected: list[str]) -> None:
+    f = seed()
+    got = select(raw, f, Domain.PORTS)
+    assert sorted(got) == sorted(expected)
+    # the documented meaning: each port's cable has the filtered lower end
+    if isinstance(raw, dict) and "su" in raw:
+        for port in got:
+            link, end = f.port_index[port]
+            lower = int(f.link_a[link])
+            assert int(f.su[lower]) == raw["su"]
+            if "rail" in raw:
+                assert int(f.rail[lower]) == raw["rail"]
+            if "end" in raw:
+                assert end == (0 if raw["end"] == "lower" else 1)
+
+
+def test_random_optics_on_the_spine_side_of_one_leaf() -> None:
+    f = seed()
+    raw = {"tier": "leaf-spine", "su": 1, "rail": 0, "end": "upper",
+           "random": {"count": 3, "seed": 4}}  # fmt: skip
+    got = select(raw, f, Domain.PORTS)
+    assert len(got) == 3
+    assert got == select(raw, f, Domain.PORTS)
+    assert all(p.startswith("spine-") and p.endswith(":1") for p in got)
+
+
+def test_port_forms_on_a_three_tier_fabric() -> None:
+    f = pods()
+    got = select({"tier": "spine-core", "pod": 1, "end": "upper"}, f, Domain.PORTS)
+    assert got
+    assert all(p.startswith("core-") for p in got)
+    assert len(got) == len(select({"tier": "spine-core", "pod": 1}, f, Domain.CABLES))
+
+
+@pytest.mark.parametrize(
+    ("raw", "domain", "says"),
+    [
+        ({"su": 1, "rail": 0, "end": "upper"}, Domain.PORTS,
+         "is ambiguous: it matches optics of several link tiers (20 access, 20 leaf-spine), "
+         "because su/rail/node/kind filters match each cable's lower end (the NIC of an access "
+         "cable, the leaf of a leaf-spine cable); add tier:, e.g. "
+         "{tier: access, su: 1, rail: 0, end: upper} or "
+         "{tier: leaf-spine, su: 1, rail: 0, end: upper}"),
+        ({"su": 2, "rail": 1}, Domain.CABLES, "e.g. {tier: access, su: 2, rail: 1} or "
+                                              "{tier: leaf-spine, su: 2, rail: 1}"),
+        ({"su": 1, "node": 1}, Domain.LINKS, "{tier: nvlink, su: 1, node: 1}"),
+        ({"tier": "spine", "end": "upper"}, Domain.PORTS,
+         "for the optics of spine switches write {tier: leaf-spine, end: upper} or "
+         "{tier: spine-core, end: upper}"),
+        ({"tier": "access", "end": "upper"}, Domain.CABLES,
+         "'end' picks an optic, but this fault takes cables; drop end:, or use optic:"),
+        ({"tier": "spine", "end": "upper"}, Domain.ELEMENTS, "'end' picks the optic"),
+        ({"between": ["spine-01", "su01/leaf-r0"]}, Domain.ELEMENTS,
+         "'between' picks the cables or links between two elements, not elements"),
+    ],
+)  # fmt: skip
+def test_ambiguous_or_meaningless_selectors_say_what_to_write(
+    raw: Any, domain: Domain, says: str
+) -> None:
+    with pytest.raises(ScenarioError) as info:
+        select(raw, seed(), domain)
+    assert says in str(info.value)
+
+
+def test_flow_round_trips() -> None:
+    for raw in (
+        {"tier": "leaf-spine", "su": [1, 2], "rail": 0, "end": "upper", "all-but": 2},
+        {"kind": "gpu", "glob": "su01/*", "random": {"count": 2, "seed": 5}},
+        {"between": ["spine-01", "su01/leaf-r0"], "end": "lower"},
+        {"ids": ["spine-01", "spine-02"]},
+    ):
+        sel = parse_selector(raw)
+        assert parse_selector(yaml.safe_load(sel.flow())) == sel

@@ -1,0 +1,23 @@
+"""The examples in the docstrings of the CLI-facing core modules run as written."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = (
+    "harness.suggest",
+    "harness.words",
+    "harness.selectors",
+    "harness.scenario.prepare",
+)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0
