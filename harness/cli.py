@@ -703,17 +703,22 @@ def _audit_regular(args: argparse.Namespace) -> int:
 
 
 # -- harness export -------------------------------------------------------------------
-EXPORT_FORMATS = ("containerlab", "graphml", "ibsim")
+EXPORT_FORMATS = ("containerlab", "graphml", "ibsim", "slurm")
 
 
 def _configure_export(p: argparse.ArgumentParser) -> None:
-    p.add_argument("fabric", metavar="FABRIC", help="a preset name or a fabric file")
+    p.add_argument(
+        "fabric",
+        metavar="FABRIC",
+        help="a preset name, a fabric file, or a topology dump (ibnetdiscover, NetQ JSON, ...)",
+    )
     p.add_argument(
         "--format",
         dest="fmt",
         required=True,
         choices=EXPORT_FORMATS,
-        help="containerlab (*.clab.yml), graphml, or ibsim (a net file for ibsim -s)",
+        help="containerlab (*.clab.yml), graphml, ibsim (a net file for ibsim -s), or slurm "
+        "(topology.conf for topology/tree)",
     )
     p.add_argument(
         "-o", "--output", type=Path, required=True, metavar="FILE", help="where to write"
@@ -726,13 +731,20 @@ def _configure_export(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
+    from harness.importers import load_dump
+    from harness.importers import sniff_format
     from harness.importers import to_containerlab
     from harness.importers import to_graphml
     from harness.importers import to_ibsim_net
+    from harness.importers.slurm import to_slurm_topology
 
-    fabric = _load_fabric(args.fabric)
+    dump = Path(args.fabric)
+    is_dump = dump.is_file() and sniff_format(dump) is not None
+    fabric = load_dump(dump) if is_dump else _load_fabric(args.fabric)
     try:
-        if args.fmt == "graphml":
+        if args.fmt == "slurm":
+            args.output.write_text(to_slurm_topology(fabric) + "\n", encoding="utf-8")
+        elif args.fmt == "graphml":
             to_graphml(fabric, args.output)
         elif args.fmt == "containerlab":
             text = to_containerlab(fabric, switch_kind=args.switch_kind)

@@ -9,6 +9,7 @@ containerlab        ``*.clab.yml``                              :func:`to_contai
 nvidia-smi          ``nvidia-smi topo -m`` (one server)         --
 nccl-topo           NCCL topology XML (one server)              --
 graphml             --                                          :func:`to_graphml`
+slurm               --                                          :func:`to_slurm_topology`
 ==================  ==========================================  =======================
 
 :func:`load_dump` reads any of them, sniffing the format when it is not given.
@@ -45,6 +46,7 @@ from harness.importers.node import fabric_from_node
 from harness.importers.nvsmi import load_nvidia_smi_topo
 from harness.importers.simai import load_simai
 from harness.importers.simai import simai_ids
+from harness.importers.slurm import to_slurm_topology
 
 DumpFormat = Literal["ibnetdiscover", "simai", "containerlab", "nvidia-smi", "nccl-topo"]
 FORMATS: tuple[str, ...] = get_args(DumpFormat)
@@ -70,6 +72,7 @@ __all__ = [
     "to_containerlab",
     "to_graphml",
     "to_ibsim_net",
+    "to_slurm_topology",
 ]
 
 _IB_HEADER = re.compile(r'^(Switch|Hca|Ca)\s+\d+\s+"[^"]+"', re.MULTILINE)
