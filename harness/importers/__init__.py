@@ -8,6 +8,7 @@ simai               SimAI ns-3 topology files                   --
 containerlab        ``*.clab.yml``                              :func:`to_containerlab`
 nvidia-smi          ``nvidia-smi topo -m`` (one server)         --
 nccl-topo           NCCL topology XML (one server)              --
+netq                NetQ topology graph JSON (LLDP)             --
 graphml             --                                          :func:`to_graphml`
 slurm               --                                          :func:`to_slurm_topology`
 ==================  ==========================================  =======================
@@ -41,6 +42,8 @@ from harness.importers.ibnetdiscover import load_ibnetdiscover
 from harness.importers.ibnetdiscover import parse_ibnetdiscover
 from harness.importers.ibnetdiscover import to_ibsim_net
 from harness.importers.nccl import load_nccl_topo
+from harness.importers.netq import load_netq
+from harness.importers.netq import looks_like_netq
 from harness.importers.node import NodeTopology
 from harness.importers.node import fabric_from_node
 from harness.importers.nvsmi import load_nvidia_smi_topo
@@ -48,7 +51,7 @@ from harness.importers.simai import load_simai
 from harness.importers.simai import simai_ids
 from harness.importers.slurm import to_slurm_topology
 
-DumpFormat = Literal["ibnetdiscover", "simai", "containerlab", "nvidia-smi", "nccl-topo"]
+DumpFormat = Literal["ibnetdiscover", "simai", "containerlab", "nvidia-smi", "nccl-topo", "netq"]
 FORMATS: tuple[str, ...] = get_args(DumpFormat)
 
 __all__ = [
@@ -63,6 +66,7 @@ __all__ = [
     "load_dump",
     "load_ibnetdiscover",
     "load_nccl_topo",
+    "load_netq",
     "load_nvidia_smi_topo",
     "load_simai",
     "notes_of",
@@ -91,6 +95,8 @@ def sniff_format(path: str | Path, text: str | None = None) -> DumpFormat | None
         return "nccl-topo" if "<system" in head else None
     if _IB_HEADER.search(text) or is_ports_report(text):
         return "ibnetdiscover"
+    if looks_like_netq(text):
+        return "netq"
     if re.search(r"^\s*(\x1b\[[0-9;]*m)?\s*GPU0\b", text, re.MULTILINE) and "Legend" in text:
         return "nvidia-smi"
     lines = [ln.split() for ln in text.splitlines()[:2]]
@@ -131,6 +137,8 @@ def load_dump(
         return load_simai(p)
     if fmt == "containerlab":
         return load_containerlab(p, rules)
+    if fmt == "netq":
+        return load_netq(p, rules)
     if fmt == "nvidia-smi":
         return fabric_from_node(load_nvidia_smi_topo(p), name=Path(p).stem)
     return fabric_from_node(load_nccl_topo(p), name=Path(p).stem)

@@ -20,7 +20,8 @@ departs from it:
 ``swapped-nics``
     two HCAs of one server, each on the other's rail leaf (one finding);
 ``wrong-rail``
-    any other HCA on another rail's leaf;
+    any other HCA on another rail's leaf (these three and the next two only when
+    the fabric is rail-optimized: most servers' HCAs on distinct leaves);
 ``missing-hca``
     a server without an HCA on a rail whose leaf its group has;
 ``port-mismatch``
@@ -351,7 +352,8 @@ def audit_regular(fabric: Fabric) -> RegularAudit:
     for s in v.servers:
         g = int(f.su[s])
         cabled = [n for n in nics_of.get(s, []) if n in nic_at]
-        wrong = [n for n in cabled if int(f.rail[n]) != int(f.rail[nic_at[n][0]])
+        wrong = [n for n in cabled if design.rail_optimized
+                 and int(f.rail[n]) != int(f.rail[nic_at[n][0]])
                  and int(f.rail[nic_at[n][0]]) >= 0]  # fmt: skip
         if (len(wrong) == 2 and int(f.rail[wrong[0]]) == int(f.rail[nic_at[wrong[1]][0]])
                 and int(f.rail[wrong[1]]) == int(f.rail[nic_at[wrong[0]][0]])):  # fmt: skip
