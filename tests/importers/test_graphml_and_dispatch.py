@@ -55,6 +55,8 @@ def test_graphml_of_an_imported_fabric_keeps_its_notes(tmp_path: Path) -> None:
         (SHARED / "containerlab_clos02.clab.yml", "containerlab", 4),
         (SHARED / "nvidia-smi_topo-m_8xNV18_10nic.txt", "nvidia-smi", 1),
         (SHARED / "azure_ndv4-topo.xml", "nccl-topo", 1),
+        (DUMPS / "netq" / "spectrumx_rail.json", "netq", 8),
+        (DUMPS / "prod_hdr_broken.ports", "ibnetdiscover", 16),
     ],
 )
 def test_load_dump_sniffs_every_format(path: Path, fmt: str, servers: int) -> None:
@@ -78,4 +80,5 @@ def test_load_dump_bad_format_name_and_missing_file(tmp_path: Path) -> None:
         load_dump(SHARED / "azure_ndv4-topo.xml", "simia")
     with pytest.raises(ScenarioError, match=r"nope.txt: cannot read the dump file.*check the path"):
         load_dump(tmp_path / "nope.txt")
-    assert set(FORMATS) == {"ibnetdiscover", "simai", "containerlab", "nvidia-smi", "nccl-topo"}
+    assert set(FORMATS) == {"ibnetdiscover", "simai", "containerlab", "nvidia-smi", "nccl-topo",
+                            "netq"}  # fmt: skip
