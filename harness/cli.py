@@ -458,7 +458,7 @@ def _state_faults(fabric: Fabric, value: str | None) -> tuple[list[Fault], list[
     if value is None:
         return [], []
     path = Path(value)
-    if not path.is_file():
+    if not path.exists():  # a FIFO or a directory: the reader says so
         if re.search(r"[\s:{\[;@]", value):  # not a file name: faults as for --change
             return list(parse_faults(value, "--state")), []
         msg = (
@@ -467,8 +467,9 @@ def _state_faults(fabric: Fabric, value: str | None) -> tuple[list[Fault], list[
         )
         raise ScenarioError(msg)
     from harness.importers import sniff_format
+    from harness.inputs.files import read_text
 
-    if sniff_format(path) is None:
+    if sniff_format(path, read_text(path, "state")) is None:
         return load_state_file(path), []
     from harness.importers import load_dump
     from harness.importers.audit import diff_fabrics

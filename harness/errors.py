@@ -38,6 +38,34 @@ class Problem:
         return f"{where}:{key} {self.message}" if where else f"{key.strip()} {self.message}".strip()
 
 
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where an input item was written (a ``--state`` fault, a ``--jobs`` job).
+
+    Problems found later, when the item is resolved against a fabric, are
+    placed here with :meth:`locate`.
+    """
+
+    path: str
+    line: int = 0
+    column: int = 0
+    key: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}" if self.line else self.path
+
+    def locate(self, err: ScenarioError) -> ScenarioError:
+        """``err`` with every problem that has no place of its own placed here."""
+        return type(err)(
+            [
+                p
+                if p.path or p.line
+                else Problem(p.message, self.path, self.line, self.column, p.key or self.key)
+                for p in err.problems
+            ]
+        )
+
+
 class ScenarioError(HarnessError, ValueError):
     """Bad user input: every problem found, each with file:line:column and a fix."""
 

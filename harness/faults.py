@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from harness.errors import Origin
 from harness.errors import ScenarioError
 from harness.fabric.model import SWITCH_KINDS
 from harness.fabric.model import Fabric
@@ -78,6 +79,7 @@ class Fault:
     target: Selector
     fraction: float | None = None  # degrade: remaining fraction of the speed
     lanes: int | None = None  # degrade: remaining lanes
+    origin: Origin | None = field(default=None, compare=False)  # where a state file wrote it
 
     @classmethod
     def parse(cls, raw: Any) -> Fault:
@@ -134,7 +136,18 @@ class Fault:
         return f"{self.kind.value} {self.target.describe()}{extra}"
 
     def resolve(self, fabric: Fabric) -> AppliedFault:
-        """Resolve the selector and check that the fault applies to what it hits."""
+        """Resolve the selector and check that the fault applies to what it hits.
+
+        A problem is placed at :attr:`origin` when the fault came from a file.
+        """
+        if self.origin is None:
+            return self._resolve(fabric)
+        try:
+            return self._resolve(fabric)
+        except ScenarioError as err:
+            raise self.origin.locate(err) from None
+
+    def _resolve(self, fabric: Fabric) -> AppliedFault:
         idx = resolve(self.target, fabric, self.kind.domain)
         elements: tuple[int, ...] = ()
         links: tuple[int, ...] = ()

@@ -16,11 +16,13 @@ import fnmatch
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 from typing import Literal
 
 import numpy as np
 
+from harness.errors import Origin
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 
@@ -36,6 +38,12 @@ class JobSpec:
     nodes: tuple[str, ...] = ()
     per_su: bool = False
     failover: Failover = "none"
+    origin: Origin | None = field(default=None, compare=False)  # where a jobs file wrote it
+
+    def error(self, message: str) -> ScenarioError:
+        """A :class:`ScenarioError` placed where this job was written (if known)."""
+        err = ScenarioError(message)
+        return err if self.origin is None else self.origin.locate(err)
 
     @classmethod
     def parse(cls, raw: Any) -> JobSpec:
@@ -106,14 +114,16 @@ def resolve_jobs(specs: Sequence[JobSpec], fabric: Fabric) -> tuple[Job, ...]:
                 near = difflib.get_close_matches(pattern, names, n=2)
                 hint = f"; closest: {', '.join(near)}" if near else ""
                 msg = f"job {spec.name!r}: nodes {pattern!r} match no server{hint}"
-                raise ScenarioError(msg)
+                raise spec.error(msg)
             chosen |= hit
         jobs.append(Job(spec.name, tuple(sorted(chosen)), spec.failover))
     seen: set[str] = set()
+    origin = {spec.name: spec for spec in specs if not spec.per_su}
     for job in jobs:
         if job.name in seen:
             msg = f"two jobs are named {job.name!r}; job names must be unique"
-            raise ScenarioError(msg)
+            first = origin.get(job.name)
+            raise first.error(msg) if first is not None else ScenarioError(msg)
         seen.add(job.name)
     return tuple(jobs)
 

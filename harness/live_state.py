@@ -13,77 +13,97 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from typing import TypeVar
 
-import yaml
-
+from harness.errors import Origin
 from harness.errors import Problem
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 from harness.faults import Fault
+from harness.inputs.yaml import read_yaml_list
 from harness.jobs import JobSpec
+from harness.jobs import resolve_jobs
 from harness.selectors import Selector
 
 T = TypeVar("T")
 
 
-def _yaml_list(path: Path, what: str) -> list[tuple[Any, int]]:
-    """The items of a YAML list file with their 1-based lines."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        msg = f"cannot read {what} file: {err.strerror}"
-        raise ScenarioError(Problem(msg, str(path))) from None
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
-        msg = f"not valid YAML: {getattr(err, 'problem', err)}"
-        raise ScenarioError(Problem(msg, str(path), line, column)) from None
-    if node is None or not isinstance(node, yaml.SequenceNode):
-        msg = f"a {what} file is a YAML list, e.g. '- kill: su02/leaf-r1'"
-        raise ScenarioError(Problem(msg, str(path), 1, 1))
-    items = yaml.safe_load(text)
-    return [(item, n.start_mark.line + 1) for item, n in zip(items, node.value, strict=True)]
+def _parse_items_at(
+    path: Path | str, what: str, example: str, parse: Callable[[Any], T]
+) -> list[tuple[T, int]]:
+    """Parse every item of a YAML list file, with its line; report every bad item at once.
 
-
-def _parse_items_at(path: Path, what: str, parse: Callable[[Any], T]) -> list[tuple[T, int]]:
-    """Parse every item of a YAML list file, with its line; report every bad item at once."""
+    Every parsed item carries its :class:`~harness.errors.Origin` (file, line,
+    column), so problems found later, when it is resolved against a
+    fabric, still name the file and the line.
+    """
+    doc, items = read_yaml_list(path, what, example)
     out: list[tuple[T, int]] = []
     problems: list[Problem] = []
-    for item, line in _yaml_list(path, what):
+    for i, item in enumerate(items):
+        line, column = doc.position((i,))
+        origin = Origin(doc.path, line, column)
         try:
-            out.append((parse(item), line))
+            parsed = parse(item)
         except ScenarioError as err:
-            problems.extend(Problem(p.message, str(path), line, 1) for p in err.problems)
+            problems.extend(origin.locate(err).problems)
+            continue
+        out.append((dataclasses.replace(parsed, origin=origin), line))  # type: ignore[type-var]
     if problems:
         raise ScenarioError(problems)
     return out
 
 
-def _parse_items(path: Path, what: str, parse: Callable[[Any], T]) -> list[T]:
-    return [item for item, _ in _parse_items_at(path, what, parse)]
+def _parse_items(path: Path | str, what: str, example: str, parse: Callable[[Any], T]) -> list[T]:
+    return [item for item, _ in _parse_items_at(path, what, example, parse)]
 
 
-def load_state_file(path: Path) -> list[Fault]:
-    """Faults already present, from a YAML list (every problem reported at once)."""
-    return _parse_items(path, "state", Fault.parse)
+_FAULT_EXAMPLE = "- kill: su02/leaf-r1"
 
 
-def load_fault_file(path: Path, what: str = "state") -> list[tuple[Fault, int]]:
-    """The faults of a YAML list file (a state file, ``--change @FILE``) with their lines."""
-    return _parse_items_at(path, what, Fault.parse)
+def load_state_file(path: Path | str, fabric: Fabric | None = None) -> list[Fault]:
+    """Faults already present, from a YAML list (every problem reported at once).
+
+    With ``fabric``, every fault is also resolved against it, so a selector that
+    matches nothing is reported at its line of the state file.
+    """
+    faults = _parse_items(path, "state", _FAULT_EXAMPLE, Fault.parse)
+    if fabric is not None:
+        problems: list[Problem] = []
+        for fault in faults:
+            try:
+                fault.resolve(fabric)
+            except ScenarioError as err:
+                problems.extend(err.problems)
+        if problems:
+            raise ScenarioError(problems)
+    return faults
 
 
-def load_jobs(value: str) -> list[JobSpec]:
-    """``per-su`` or a YAML file listing jobs in the scenario syntax."""
+def load_fault_file(path: Path | str, what: str = "state") -> list[tuple[Fault, int]]:
+    """The faults of a YAML list file (a state file, ``--change @FILE``) with their lines.
+
+    Each fault carries its :class:`~harness.errors.Origin` too.
+    """
+    return _parse_items_at(path, what, _FAULT_EXAMPLE, Fault.parse)
+
+
+def load_jobs(value: str, fabric: Fabric | None = None) -> list[JobSpec]:
+    """``per-su`` or a YAML file listing jobs in the scenario syntax.
+
+    With ``fabric``, the jobs are also resolved against it (problems located
+    in the jobs file).
+    """
     if value == "per-su":
         return [JobSpec(per_su=True)]
-    return _parse_items(Path(value), "jobs", JobSpec.parse)
+    jobs = _parse_items(value, "jobs", "- {name: train, nodes: su01/*}", JobSpec.parse)
+    if fabric is not None:
+        resolve_jobs(jobs, fabric)
+    return jobs
 
 
 def faults_from_audit(design: Fabric, report: Any) -> tuple[list[Fault], list[str]]:

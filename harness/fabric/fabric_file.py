@@ -42,15 +42,15 @@ from harness.fabric.model import NodeSpec
 from harness.fabric.nodes import NODE_TEMPLATES
 from harness.fabric.nodes import NodeTemplate
 from harness.fabric.presets import PRESETS
+from harness.inputs.yaml import KeyPath
+from harness.inputs.yaml import read_yaml_file
 from harness.scenario.load import Checker
-from harness.scenario.load import KeyPath
 from harness.scenario.load import describe_type
 from harness.scenario.load import did_you_mean
 from harness.scenario.load import generator_function
 from harness.scenario.load import generator_params
 from harness.scenario.load import matches_type
 from harness.scenario.load import param_problem
-from harness.scenario.load import read_yaml_file
 from harness.scenario.load import slug
 
 GENERATOR_FORM_KEYS = ("name", "description", "generator", "preset", "params")
@@ -132,7 +132,7 @@ def load_fabric_file(path: Path, overrides: dict[str, Any] | None = None) -> Fab
     :class:`ScenarioError` listing every problem of the file, or
     :class:`FabricDesignError` for a design that cannot be built.
     """
-    doc = read_yaml_file(path)
+    doc = read_yaml_file(path, "fabric")
     c = Checker(doc)
     data = doc.data
     if data is None:

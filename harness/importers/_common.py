@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
@@ -43,6 +44,7 @@ from harness.importers.hosts import Host
 from harness.importers.hosts import Named
 from harness.importers.hosts import group_by_wiring
 from harness.importers.hosts import split_by_description
+from harness.inputs.files import read_text as read_dump_text
 
 Role = Literal["leaf", "spine", "core"]
 ROLES: tuple[Role, ...] = ("leaf", "spine", "core")
@@ -673,11 +675,11 @@ def notes_of(fabric: Fabric) -> tuple[str, ...]:
     return tuple(v for k, v in fabric.meta if k == "note")
 
 
-def read_text(path: str, what: str) -> str:
-    """Read a dump as text, turning I/O problems into a :class:`ScenarioError`."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    except OSError as err:
-        msg = f"cannot read the {what} file: {err.strerror}; check the path"
-        raise ScenarioError(Problem(msg, path=path)) from None
+def read_text(path: str | Path, what: str) -> str:
+    """Read a dump as text through the input layer (:func:`harness.inputs.files.read_text`).
+
+    Only a regular file of at most :data:`~harness.inputs.files.MAX_DUMP_BYTES`
+    is read; a FIFO, a directory or a device is refused as such, never blocks;
+    NUL bytes and invalid UTF-8 are refused with their line and column.
+    """
+    return read_dump_text(path, f"{what} dump" if what and "dump" not in what else what)

@@ -39,6 +39,7 @@ from harness.importers._common import RawNic
 from harness.importers._common import RawSwitch
 from harness.importers._common import build_network
 from harness.importers._common import read_text
+from harness.inputs.yaml import read_yaml
 
 HOST_KINDS = frozenset({"linux", "host", "generic_vm", "k8s-kind", "ext-container"})
 SKIP_ENDPOINT_NODES = frozenset({"host", "mgmt-net", "macvlan", "bridge", "ovs-bridge"})
@@ -58,25 +59,27 @@ _ROLE_LABELS = {"server": None, "leaf": "leaf", "spine": "spine", "core": "core"
 
 
 def _lines(text: str, path: str) -> tuple[Any, dict[str, int], list[int]]:
-    """The YAML document, the line of each node name, and the line of each link item."""
-    try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 0
-        msg = f"not valid YAML: {getattr(err, 'problem', err)}; fix the syntax"
-        raise ScenarioError(Problem(msg, path=path, line=line)) from None
+    """The YAML document, the line of each node name, and the line of each link item.
+
+    Read with the input layer's safe, bounded reader (:mod:`harness.inputs.yaml`):
+    a syntax error, a duplicate key or an unknown tag is an error with its place.
+    """
+    doc = read_yaml(text, path)
+    if doc.problems:
+        raise ScenarioError(list(doc.problems))
+    data = doc.data
     node_lines: dict[str, int] = {}
     link_lines: list[int] = []
-    if isinstance(root, yaml.MappingNode):
-        for k, v in root.value:
-            if k.value == "topology" and isinstance(v, yaml.MappingNode):
-                for k2, v2 in v.value:
-                    if k2.value == "nodes" and isinstance(v2, yaml.MappingNode):
-                        node_lines = {k3.value: k3.start_mark.line + 1 for k3, _ in v2.value}
-                    if k2.value == "links" and isinstance(v2, yaml.SequenceNode):
-                        link_lines = [item.start_mark.line + 1 for item in v2.value]
+    topo = data.get("topology") if isinstance(data, dict) else None
+    if isinstance(topo, dict):
+        if isinstance(topo.get("nodes"), dict):
+            node_lines = {
+                str(k): doc.position(("topology", "nodes", k), key=True)[0] for k in topo["nodes"]
+            }
+        if isinstance(topo.get("links"), list):
+            link_lines = [
+                doc.position(("topology", "links", i))[0] for i in range(len(topo["links"]))
+            ]
     return data, node_lines, link_lines
 
 
@@ -214,7 +217,7 @@ def load_containerlab(
     """Read a containerlab topology file into a :class:`Fabric`."""
     p = str(path)
     text = read_text(p, "containerlab")
-    data = yaml.safe_load(text) if text.strip() else None
+    data, _, _ = _lines(text, p)
     lab = data.get("name") if isinstance(data, Mapping) else None
     raw = parse_containerlab(text, p, rules)
     fabric, _ = build_network(raw, rules or InferenceRules(), name=name or str(lab or Path(p).stem))

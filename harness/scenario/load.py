@@ -9,7 +9,7 @@ problem at once as one :class:`~harness.errors.ScenarioError`: each
 key path (``steps[2].expect.jobs_lost``) and the fix.  Bad input never ends in
 a traceback.
 
-The YAML reader (:func:`read_yaml`, :class:`YamlDoc`) and the problem collector
+The YAML reader (:mod:`harness.inputs.yaml`) and the problem collector
 (:class:`Checker`) are shared with :mod:`harness.fabric.fabric_file`.
 
 >>> s = load_text('''
@@ -43,9 +43,6 @@ from typing import Any
 from typing import NoReturn
 from typing import TypedDict
 
-import yaml
-from yaml.constructor import SafeConstructor
-
 from harness.backends import BACKENDS
 from harness.checks import OBSERVATIONS
 from harness.checks import CheckpointSpec
@@ -59,6 +56,12 @@ from harness.fabric.model import Fabric
 from harness.fabric.presets import PRESETS
 from harness.faults import FAULT_KINDS
 from harness.faults import Fault
+from harness.inputs.files import display_path
+from harness.inputs.yaml import KeyPath
+from harness.inputs.yaml import YamlDoc
+from harness.inputs.yaml import key_text
+from harness.inputs.yaml import read_yaml
+from harness.inputs.yaml import read_yaml_file
 from harness.jobs import JobSpec
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
@@ -71,9 +74,6 @@ from harness.scenario.model import Step
 from harness.selectors import KIND_NAMES
 from harness.selectors import SELECTOR_KEYS
 from harness.selectors import parse_selector
-
-KeyPath = tuple[str | int, ...]
-Position = tuple[int, int]  # 1-based line, column
 
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]*")
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -158,17 +158,6 @@ _VALUE_WORDS = {
 # -- small helpers -----------------------------------------------------------
 
 
-def key_text(path: KeyPath) -> str:
-    """``("steps", 2, "expect", "jobs_lost")`` -> ``steps[2].expect.jobs_lost``."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else part
-    return out
-
-
 def did_you_mean(word: object, choices: Iterable[str]) -> str:
     """``"; did you mean 'x'?"`` when a choice is close, else the list of choices."""
     options = list(choices)
@@ -182,17 +171,6 @@ def slug(text: str) -> str:
     """A valid name close to ``text`` (for "use e.g. ..." hints)."""
     out = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-._")
     return out or "my-scenario"
-
-
-def display_path(path: Path | str) -> str:
-    """The path as the user gave it; absolute paths below the cwd become relative."""
-    p = Path(path)
-    if p.is_absolute():
-        try:
-            return str(p.relative_to(Path.cwd()))
-        except ValueError:
-            return str(p)
-    return str(path)
 
 
 def _is_number(value: object) -> bool:
@@ -214,179 +192,6 @@ def _type_word(value: object) -> str:
         list: "a list",
         dict: "a mapping",
     }.get(type(value), type(value).__name__)
-
-
-# -- YAML with positions ---------------------------------------------------------
-
-_MERGE_TAG = "tag:yaml.org,2002:merge"
-_MAX_NODES = 2_000_000  # aliases can make a tiny file expand without bound
-
-_SYNTAX_HINTS = (
-    ("found character '\\t'", "indent with spaces, not tabs"),
-    ("mapping values are not allowed", "check the indentation, and quote values containing ': '"),
-    ("undefined alias", "quote values that start with '*' or '&', e.g. nodes: \"*/node01\""),
-    ("expected alphabetic or numeric character", "quote values that start with '*' or '&'"),
-    ("another document", "a file holds one scenario or a YAML list of them: remove the '---'"),
-    ("flow sequence", "close the '[' with ']' (or quote the value)"),
-    ("flow mapping", "close the '{' with '}' (or quote the value)"),
-    ("quoted scalar", "close the quote"),
-    ("block end", "check the indentation: items of one list or mapping must line up"),
-    ("could not find expected ':'", "write 'key: value', and check the indentation"),
-)
-
-
-def _syntax_problem(err: yaml.MarkedYAMLError, path: str) -> Problem:
-    mark = err.problem_mark or err.context_mark
-    what = err.problem or err.context or "cannot parse"
-    text = f"{err.context} {what}" if err.context and err.problem else what
-    hint = next((h for k, h in _SYNTAX_HINTS if k in text), "check indentation and quoting")
-    message = f"YAML syntax error: {what}; {hint}"
-    if mark is None:
-        return Problem(message, path)
-    return Problem(message, path, mark.line + 1, mark.column + 1)
-
-
-class _TooBig(Exception):
-    pass
-
-
-class _Reader:
-    """Turn a composed node graph into plain Python, remembering positions."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.marks: dict[KeyPath, Position] = {}
-        self.key_marks: dict[KeyPath, Position] = {}
-        self.problems: list[Problem] = []
-        self._constructor = SafeConstructor()
-        self._open: set[int] = set()
-        self._count = 0
-
-    def _problem(self, message: str, mark: yaml.Mark, path: KeyPath) -> None:
-        self.problems.append(
-            Problem(message, self.path, mark.line + 1, mark.column + 1, key_text(path))
-        )
-
-    def convert(self, node: yaml.Node, path: KeyPath) -> Any:
-        self._count += 1
-        if self._count > _MAX_NODES:
-            raise _TooBig
-        self.marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
-        if isinstance(node, yaml.ScalarNode):
-            try:
-                return self._constructor.construct_object(node, deep=True)
-            except yaml.YAMLError as err:
-                self._problem(f"cannot read this value: {err}", node.start_mark, path)
-                return None
-        if id(node) in self._open:
-            self._problem("an alias refers to itself; remove the '*' alias", node.start_mark, path)
-            return None
-        self._open.add(id(node))
-        try:
-            if isinstance(node, yaml.SequenceNode):
-                return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
-            if isinstance(node, yaml.MappingNode):
-                return self._mapping(node, path)
-        finally:
-            self._open.discard(id(node))
-        return None  # pragma: no cover - compose yields only the three node kinds
-
-    def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[str, Any]:
-        seen: dict[str, int] = {}
-        for key_node, _ in node.value:
-            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != _MERGE_TAG:
-                key = str(key_node.value)
-                if key in seen:
-                    self._problem(
-                        f"duplicate key {key!r} (also on line {seen[key]}); YAML keeps only "
-                        "the last one, so remove or rename one of them",
-                        key_node.start_mark,
-                        (*path, key),
-                    )
-                else:
-                    seen[key] = key_node.start_mark.line + 1
-        if any(k.tag == _MERGE_TAG for k, _ in node.value):
-            try:
-                self._constructor.flatten_mapping(node)  # resolve '<<: *anchor' merges
-            except yaml.YAMLError as err:
-                self._problem(f"cannot merge: {err}", node.start_mark, path)
-        out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                self._problem(
-                    "a key must be a plain word, not a list or a mapping",
-                    key_node.start_mark,
-                    path,
-                )
-                continue
-            key = str(key_node.value)
-            sub = (*path, key)
-            self.key_marks[sub] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            out[key] = self.convert(value_node, sub)
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class YamlDoc:
-    """One YAML document as plain Python, plus where each key path came from."""
-
-    path: str
-    data: Any
-    marks: Mapping[KeyPath, Position]
-    key_marks: Mapping[KeyPath, Position]
-    problems: tuple[Problem, ...] = ()  # found while reading (duplicate keys, bad tags)
-
-    def position(self, path: KeyPath, *, key: bool = False) -> Position:
-        """Where ``path`` is: its key (``key=True``) or its value; else its nearest parent."""
-        while True:
-            if key and path in self.key_marks:
-                return self.key_marks[path]
-            if path in self.marks:
-                return self.marks[path]
-            if not path:
-                return (1, 1)
-            path, key = path[:-1], True
-
-
-def read_yaml(text: str, path: str) -> YamlDoc:
-    """Compose and convert one YAML document; a syntax error raises :class:`ScenarioError`."""
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as err:
-        raise ScenarioError(_syntax_problem(err, path)) from None
-    except yaml.YAMLError as err:
-        msg = f"YAML error: {err}"
-        raise ScenarioError(Problem(msg, path)) from None
-    except RecursionError:
-        msg = "the document is nested too deeply; simplify it"
-        raise ScenarioError(Problem(msg, path, 1, 1)) from None
-    reader = _Reader(path)
-    try:
-        data = None if node is None else reader.convert(node, ())
-    except (_TooBig, RecursionError):
-        msg = "the document is too large or too deeply nested (aliases?); simplify it"
-        raise ScenarioError(Problem(msg, path, 1, 1)) from None
-    return YamlDoc(path, data, reader.marks, reader.key_marks, tuple(reader.problems))
-
-
-def read_yaml_file(path: Path) -> YamlDoc:
-    """:func:`read_yaml` on a file; an unreadable file is a :class:`ScenarioError`."""
-    shown = display_path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        msg = "file not found; check the path"
-        raise ScenarioError(Problem(msg, shown)) from None
-    except IsADirectoryError:
-        msg = "is a directory; give a YAML file"
-        raise ScenarioError(Problem(msg, shown)) from None
-    except UnicodeDecodeError as err:
-        msg = f"not UTF-8 text ({err.reason} at byte {err.start}); save the file as UTF-8"
-        raise ScenarioError(Problem(msg, shown)) from None
-    except OSError as err:
-        msg = f"cannot read the file: {err.strerror or err}"
-        raise ScenarioError(Problem(msg, shown)) from None
-    return read_yaml(text, shown)
 
 
 # -- the problem collector -------------------------------------------------------
@@ -1269,7 +1074,7 @@ def load_text(text: str, path: Path | None = None) -> list[Scenario]:
 
 def load_file(path: Path) -> list[Scenario]:
     """Load every scenario of one file; all its problems come in one :class:`ScenarioError`."""
-    doc = read_yaml_file(path)
+    doc = read_yaml_file(path, "scenario")
     checker = _ScenarioChecker(doc, path)
     scenarios = checker.file()
     checker.raise_if_any()
@@ -1293,8 +1098,8 @@ def discover(paths: Sequence[Path]) -> list[Path]:
                 and not any(part.startswith(".") for part in f.relative_to(p).parts)
             ]
             found.extend(sorted(files))
-        elif p.is_file():
-            found.append(p)
+        elif p.is_file() or p.exists():
+            found.append(p)  # not a regular file: the reader says what it is
         else:
             missing.append(Problem("no such file or directory; check the path", str(p)))
     if missing:

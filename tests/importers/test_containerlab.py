@@ -96,7 +96,7 @@ def test_export_with_a_nos_kind(small: Fabric) -> None:
          r"lab.clab.yml:4:0: node 'a' has harness.role 'router'"),
         ("name: x\ntopology:\n  nodes:\n    a: {}\n  links:\n    - endpoints: [\"a:eth1\"]\n",
          r"lab.clab.yml:6:0: a link needs two endpoints"),
-        ("topology: [\n", r"lab.clab.yml:2:0: not valid YAML"),
+        ("topology: [\n", r"lab.clab.yml:2:1: YAML syntax error: expected the node content"),
     ],
 )  # fmt: skip
 def test_malformed_labs(text: str, match: str) -> None:

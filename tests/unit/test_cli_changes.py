@@ -157,7 +157,7 @@ def test_risk_jobs_file(tmp_path: Path, capsys: Capsys) -> None:
         (["--change", "drain spine-05", "--elements", "switchs"],
          "error: --elements: unknown category 'switchs'; did you mean 'switches'?"),
         (["--change", "drain spine-05", "--state", "/no/such/state.yaml"],
-         "error: --state /no/such/state.yaml: no such file"),
+         "error: --state /no/such/state.yaml: no such file; give a state file"),
         (["--change", "drain spine-05", "--require-margin", "2"],
          "argument --require-margin: invalid choice: 2"),
     ],
@@ -177,7 +177,7 @@ def test_risk_bad_state_file_exits_2_at_file_and_line(tmp_path: Path, capsys: Ca
     err = run_error(capsys, ["risk", "seed-a800", "--change", "drain spine-05", "--state",
                              str(state)])  # fmt: skip
     assert err.splitlines() == [
-        f"error: {state}:3:1: unknown fault kind 'kil'; did you mean 'kill'? "
+        f"error: {state}:3:3: unknown fault kind 'kil'; did you mean 'kill'? "
         "(known: kill, drain, cut, optic, degrade, bond-member)"
     ]
 
@@ -187,7 +187,7 @@ def test_risk_bad_jobs_file_exits_2_at_file_and_line(tmp_path: Path, capsys: Cap
     jobs.write_text("- {name: a, nodes: 'su01/*'}\n- {name: b, nodes: 'su99/*'}\n")
     err = run_error(capsys, ["risk", "seed-a800", "--change", "drain spine-05", "--jobs",
                              str(jobs)])  # fmt: skip
-    assert "error: job 'b': nodes 'su99/*' match no server" in err
+    assert f"error: {jobs}:2:3: job 'b': nodes 'su99/*' match no server" in err
 
 
 def test_risk_state_from_a_live_dump_turns_differences_into_faults(
@@ -329,7 +329,8 @@ def test_sweep_with_a_state_file(tmp_path: Path, capsys: Capsys) -> None:
         (["--elements", "cabels"], "did you mean 'cables'?"),
         (["--workers", "0"], "error: --workers 0: give 1 or more"),
         (["--depth", "3"], "argument --depth: invalid choice: 3"),
-        (["--jobs", "/no/such/jobs.yaml"], "cannot read jobs file"),
+        (["--jobs", "/no/such/jobs.yaml"],
+         "error: /no/such/jobs.yaml: cannot read the jobs file: file not found"),
     ],
 )  # fmt: skip
 def test_sweep_bad_input_exits_2(argv: list[str], message: str, capsys: Capsys) -> None:

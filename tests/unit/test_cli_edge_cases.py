@@ -44,7 +44,9 @@ def test_state_file_yaml_error_has_a_1_based_column(tmp_path: Path) -> None:
         load_state_file(path)
     (problem,) = info.value.problems
     assert (problem.line, problem.column) == (mark.line + 1, mark.column + 1)
-    assert str(info.value).startswith(f"{path}:{mark.line + 1}:{mark.column + 1}: not valid YAML")
+    assert str(info.value).startswith(
+        f"{path}:{mark.line + 1}:{mark.column + 1}: YAML syntax error"
+    )
 
 
 @pytest.mark.parametrize("fmt", ["containerlab", "graphml", "ibsim"])

@@ -83,12 +83,12 @@ def test_state_file_reports_every_problem_with_its_line(tmp_path: Path) -> None:
         load_state_file(path)
     problems = info.value.problems
     assert [(p.path, p.line, p.column) for p in problems] == [
-        (str(path), 3, 1), (str(path), 4, 1), (str(path), 5, 1),
+        (str(path), 3, 3), (str(path), 4, 3), (str(path), 5, 3),
     ]  # fmt: skip
     assert problems[0].message.startswith("unknown fault kind 'kil'; did you mean 'kill'?")
     assert "unknown selector key 'bogus'" in problems[1].message
     assert problems[2].message.startswith("degrade needs exactly one of 'fraction'")
-    assert str(info.value).splitlines()[0].startswith(f"{path}:3:1: unknown fault kind 'kil'")
+    assert str(info.value).splitlines()[0].startswith(f"{path}:3:3: unknown fault kind 'kil'")
 
 
 @pytest.mark.parametrize("text", ["", "kill: su02/leaf-r1\n", "just words\n"])
@@ -108,14 +108,14 @@ def test_state_file_that_is_not_yaml_names_the_line(tmp_path: Path) -> None:
     (problem,) = info.value.problems
     assert problem.path == str(path)
     assert problem.line == 3
-    assert problem.message.startswith("not valid YAML: ")
+    assert problem.message.startswith("YAML syntax error: ")
 
 
 def test_missing_state_file(tmp_path: Path) -> None:
     path = tmp_path / "nope.yaml"
     with pytest.raises(ScenarioError) as info:
         load_state_file(path)
-    assert str(info.value) == f"{path}: cannot read state file: No such file or directory"
+    assert str(info.value) == f"{path}: cannot read the state file: file not found; check the path"
 
 
 def test_state_faults_apply_to_the_design(tmp_path: Path) -> None:
@@ -159,14 +159,16 @@ def test_jobs_file_problems_have_lines(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as info:
         load_jobs(str(path))
     assert str(info.value).splitlines() == [
-        f"{path}:2:1: unknown job key 'node'; did you mean 'nodes'? "
+        f"{path}:2:3: unknown job key 'node'; did you mean 'nodes'? "
         "(known: name, nodes, per-su, failover)",
-        f"{path}:3:1: failover is 'none' or 'port', got 'always'",
+        f"{path}:3:3: failover is 'none' or 'port', got 'always'",
     ]
 
 
 def test_missing_jobs_file(tmp_path: Path) -> None:
-    with pytest.raises(ScenarioError, match=r"cannot read jobs file"):
+    with pytest.raises(
+        ScenarioError, match=r"jobs.yaml: cannot read the jobs file: file not found"
+    ):
         load_jobs(str(tmp_path / "jobs.yaml"))
 
 

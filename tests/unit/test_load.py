@@ -295,7 +295,7 @@ def test_a_recursive_alias_is_a_problem_not_a_crash(tmp_path: Path) -> None:
 
 
 def test_deep_nesting_is_a_problem_not_a_crash() -> None:
-    with pytest.raises(ScenarioError, match="nested too deeply"):
+    with pytest.raises(ScenarioError, match=r"<string>:1:65: the document is nested more than 64"):
         load_text("[" * 5000 + "]" * 5000)
 
 
@@ -303,7 +303,7 @@ def test_an_unknown_yaml_tag_is_a_problem(tmp_path: Path) -> None:
     err = problems_of(
         GOOD.replace("tags: [seed, connectivity]", "tags: !!python/name:os.system x"), tmp_path
     )
-    assert "cannot read this value" in str(err)
+    assert "unknown tag '!!python/name:os.system'" in str(err)
 
 
 def test_a_file_that_is_not_utf8(tmp_path: Path) -> None:

@@ -1,0 +1,42 @@
+"""The input layer: every file and value the harness reads goes through here.
+
+* :mod:`harness.inputs.files` -- regular files only (a FIFO, a directory or a
+  device is refused as such, never blocks), size limits, UTF-8 without NUL
+  bytes (bad bytes reported with line and column);
+* :mod:`harness.inputs.yaml` -- safe, bounded YAML (no unknown tags, no
+  duplicate keys, bounded nesting and alias expansion) with a position for
+  every key;
+* :mod:`harness.inputs.values` -- typed checks of single values (wrong types,
+  booleans where numbers belong, negative or non-finite numbers, values past a
+  stated limit), shared by the loaders and the CLI.
+
+The contract: bad input is a :class:`~harness.errors.ScenarioError` (exit 2)
+whose problems carry ``file:line:column`` and the key, never a traceback or a
+hang.  The limits are documented in ``docs/scenario-format.md``.
+"""
+
+from __future__ import annotations
+
+from harness.inputs.files import MAX_DUMP_BYTES
+from harness.inputs.files import MAX_YAML_BYTES
+from harness.inputs.files import read_bytes
+from harness.inputs.files import read_text
+from harness.inputs.yaml import MAX_ALIAS_NODES
+from harness.inputs.yaml import MAX_DEPTH
+from harness.inputs.yaml import YamlDoc
+from harness.inputs.yaml import read_yaml
+from harness.inputs.yaml import read_yaml_file
+from harness.inputs.yaml import read_yaml_list
+
+__all__ = [
+    "MAX_ALIAS_NODES",
+    "MAX_DEPTH",
+    "MAX_DUMP_BYTES",
+    "MAX_YAML_BYTES",
+    "YamlDoc",
+    "read_bytes",
+    "read_text",
+    "read_yaml",
+    "read_yaml_file",
+    "read_yaml_list",
+]
