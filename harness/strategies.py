@@ -356,8 +356,8 @@ CONSTRUCTORS: dict[FaultKind, Callable[[str | Sequence[str]], Fault]] = {
 
 def faults(
     fabric: Fabric,
-    *,
     kinds: Iterable[str | FaultKind] = DEFAULT_KINDS,
+    *,
     correlated: bool = True,
 ) -> st.SearchStrategy[Fault]:
     """One fault on ``fabric`` whose selector lists exact ids.
@@ -407,13 +407,17 @@ def faults(
 
 def fault_sets(
     fabric: Fabric,
-    *,
     kinds: Iterable[str | FaultKind] = DEFAULT_KINDS,
+    *,
     min_size: int = 1,
     max_size: int = 4,
     correlated: bool = True,
 ) -> st.SearchStrategy[list[Fault]]:
-    """Lists of faults (see :func:`faults`) to inject together, in order."""
+    """Lists of faults (see :func:`faults`) to inject together, in order.
+
+    ``fault_sets(fabric, ("drain",), max_size=2)``: ``kinds`` may be given by
+    position or by name; the sizes and ``correlated`` by name only.
+    """
     return st.lists(
         faults(fabric, kinds=kinds, correlated=correlated), min_size=min_size, max_size=max_size
     )
@@ -455,8 +459,8 @@ def _program(
 
 def fault_programs(
     fabric: Fabric,
-    *,
     kinds: Iterable[str | FaultKind] = DEFAULT_KINDS,
+    *,
     max_steps: int = 8,
     max_applied: int = 4,
     correlated: bool = True,

@@ -1,6 +1,6 @@
 """Server (node) templates: what is inside one GPU server (core layer, pure).
 
-Figures (see ``shared/DOMAIN.md``):
+Figures (sources in ``docs/domain.md``):
 
 * NVLink3 lane: 25 GB/s per direction.  A100: 12 lanes per GPU, 2 to each of
   6 NVSwitches = 600 GB/s bidirectional.  A800: 8 lanes = 400 GB/s.  H100/H800

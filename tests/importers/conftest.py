@@ -11,8 +11,10 @@ import pytest
 from harness.fabric import Fabric
 from harness.fabric import two_tier
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
-DUMPS = Path(__file__).resolve().parents[1] / "data" / "importers"
+DATA = Path(__file__).resolve().parents[1] / "data"
+DUMPS = DATA / "importers"
+# Third-party files (provenance and licences: tests/data/third_party/README.md).
+THIRD_PARTY = DATA / "third_party"
 
 
 def rail2x2_design() -> Fabric:

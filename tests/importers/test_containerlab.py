@@ -19,7 +19,7 @@ from harness.importers import notes_of
 from harness.importers import to_containerlab
 from harness.importers.containerlab import parse_containerlab
 
-from .conftest import SHARED
+from .conftest import THIRD_PARTY
 
 DOCKER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 ENDPOINT = re.compile(r"^\S+:\S+$")  # the clab schema's endpoint pattern
@@ -31,7 +31,7 @@ def small() -> Fabric:
 
 
 def test_clos02_roles_and_cables() -> None:
-    f = load_containerlab(SHARED / "containerlab_clos02.clab.yml")
+    f = load_containerlab(THIRD_PARTY / "containerlab_clos02.clab.yml")
     s = f.summary()
     assert f.name == "clos02"
     assert (s["nodes"], s["leaves"], s["spines"], s["cores"], s["tiers"]) == (4, 4, 4, 2, 3)

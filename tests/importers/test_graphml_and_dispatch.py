@@ -16,7 +16,7 @@ from harness.importers import sniff_format
 from harness.importers import to_graphml
 
 from .conftest import DUMPS
-from .conftest import SHARED
+from .conftest import THIRD_PARTY
 
 
 def test_graphml_reads_back_with_networkx(tmp_path: Path) -> None:
@@ -38,7 +38,7 @@ def test_graphml_reads_back_with_networkx(tmp_path: Path) -> None:
 
 
 def test_graphml_of_an_imported_fabric_keeps_its_notes(tmp_path: Path) -> None:
-    f = load_ibnetdiscover(SHARED / "ibsim_net.2sw2path4hca")
+    f = load_ibnetdiscover(THIRD_PARTY / "ibsim_net.2sw2path4hca")
     g = nx.read_graphml(to_graphml(f, tmp_path / "i.graphml", cables_only=True),
                         force_multigraph=True)  # fmt: skip
     assert g.number_of_edges() == 6
@@ -49,12 +49,12 @@ def test_graphml_of_an_imported_fabric_keeps_its_notes(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("path", "fmt", "servers"),
     [
-        (SHARED / "ibsim_net.2sw2path4hca", "ibnetdiscover", 4),
+        (THIRD_PARTY / "ibsim_net.2sw2path4hca", "ibnetdiscover", 4),
         (DUMPS / "rail2x2_wrong_rail.ibnetdiscover", "ibnetdiscover", 4),
-        (SHARED / "simai_Rail_Opti_SingleToR_32g_8gps_400Gbps_H100", "simai", 4),
-        (SHARED / "containerlab_clos02.clab.yml", "containerlab", 4),
-        (SHARED / "nvidia-smi_topo-m_8xNV18_10nic.txt", "nvidia-smi", 1),
-        (SHARED / "azure_ndv4-topo.xml", "nccl-topo", 1),
+        (THIRD_PARTY / "simai_Rail_Opti_SingleToR_32g_8gps_400Gbps_H100", "simai", 4),
+        (THIRD_PARTY / "containerlab_clos02.clab.yml", "containerlab", 4),
+        (THIRD_PARTY / "nvidia-smi_topo-m_8xNV18_10nic.txt", "nvidia-smi", 1),
+        (THIRD_PARTY / "azure_ndv4-topo.xml", "nccl-topo", 1),
         (DUMPS / "netq" / "spectrumx_rail.json", "netq", 8),
         (DUMPS / "prod_hdr_broken.ports", "ibnetdiscover", 16),
     ],
@@ -70,14 +70,14 @@ def test_load_dump_cannot_tell(tmp_path: Path) -> None:
     p.write_text("just some words\n")
     with pytest.raises(ScenarioError, match=r"mystery.txt:1:0: cannot tell the format.*fmt="):
         load_dump(p)
-    gz = SHARED / "infinitehbd_fault_trace.json.gz"
+    gz = THIRD_PARTY / "infinitehbd_fault_trace.json.gz"
     with pytest.raises(ScenarioError, match=r"\.json\.gz:1:\d+: the dump file is not UTF-8 text"):
         load_dump(gz)
 
 
 def test_load_dump_bad_format_name_and_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match=r"unknown dump format 'simia'; did you mean 'simai'"):
-        load_dump(SHARED / "azure_ndv4-topo.xml", "simia")
+        load_dump(THIRD_PARTY / "azure_ndv4-topo.xml", "simia")
     with pytest.raises(ScenarioError, match=r"nope.txt: cannot read the dump file.*check the path"):
         load_dump(tmp_path / "nope.txt")
     assert set(FORMATS) == {"ibnetdiscover", "simai", "containerlab", "nvidia-smi", "nccl-topo",

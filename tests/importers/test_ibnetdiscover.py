@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from types import ModuleType
@@ -27,7 +26,7 @@ from harness.importers._common import ib_rate_name
 from harness.importers.ibnetdiscover import fabric_from_ibnetdiscover
 
 from .conftest import DUMPS
-from .conftest import SHARED
+from .conftest import THIRD_PARTY
 
 
 def _cables(f: Fabric, kind: LinkKind) -> list[str]:
@@ -35,7 +34,7 @@ def _cables(f: Fabric, kind: LinkKind) -> list[str]:
 
 
 def test_parse_raw_ibsim_net_file() -> None:
-    topo = parse_ibnetdiscover((SHARED / "ibsim_net.2sw2path4hca").read_text(), "net")
+    topo = parse_ibnetdiscover((THIRD_PARTY / "ibsim_net.2sw2path4hca").read_text(), "net")
     assert [n.id for n in topo.nodes] == ["Switch1", "Switch2", "Hca1", "Hca2", "Hca3", "Hca4"]
     sw1 = topo.node("Switch1")
     assert (sw1.kind, sw1.nports) == ("switch", 8)
@@ -46,7 +45,7 @@ def test_parse_raw_ibsim_net_file() -> None:
 
 
 def test_2sw2path4hca_both_switches_are_leaves_with_parallel_links() -> None:
-    f = load_ibnetdiscover(SHARED / "ibsim_net.2sw2path4hca")
+    f = load_ibnetdiscover(THIRD_PARTY / "ibsim_net.2sw2path4hca")
     s = f.summary()
     assert (s["nodes"], s["leaves"], s["spines"], s["cores"]) == (4, 2, 0, 0)
     assert s["access_cables"] == 4
@@ -130,7 +129,10 @@ def test_committed_net_files_are_what_make_nets_writes(make_nets: ModuleType) ->
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("ibsim") is None, reason="ibsim-utils not installed")
+@pytest.mark.needs_tools(
+    "ibsim", "ibsim-run", "opensm", "ibnetdiscover",
+    install="apt-get install -y ibsim-utils opensm infiniband-diags",
+)  # fmt: skip
 def test_make_dumps_regenerates_the_committed_dumps(tmp_path: Path) -> None:
     subprocess.run(["bash", str(DUMPS / "make_dumps.sh"), str(tmp_path)], check=True,
                    capture_output=True, timeout=300)  # fmt: skip
@@ -239,7 +241,7 @@ def test_malformed_dumps_name_the_line_and_the_fix(text: str, match: str) -> Non
 
 
 def test_roles_map_and_patterns_override_the_structure() -> None:
-    path = SHARED / "ibsim_net.2sw2path4hca"
+    path = THIRD_PARTY / "ibsim_net.2sw2path4hca"
     f = load_ibnetdiscover(path, InferenceRules(roles={"Switch2": "spine"}))
     assert f.element("Switch2").kind == Kind.SPINE
     assert any("spine 'Switch2' has host NICs attached" in n for n in notes_of(f))

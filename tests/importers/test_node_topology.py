@@ -13,10 +13,10 @@ from harness.importers import load_nvidia_smi_topo
 from harness.importers.nccl import parse_nccl_topo
 from harness.importers.nvsmi import parse_nvidia_smi_topo
 
-from .conftest import SHARED
+from .conftest import THIRD_PARTY
 
-NVSMI = SHARED / "nvidia-smi_topo-m_8xNV18_10nic.txt"
-NCCL = SHARED / "azure_ndv4-topo.xml"
+NVSMI = THIRD_PARTY / "nvidia-smi_topo-m_8xNV18_10nic.txt"
+NCCL = THIRD_PARTY / "azure_ndv4-topo.xml"
 
 
 def test_nvidia_smi_h200_layout() -> None:

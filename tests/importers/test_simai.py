@@ -15,9 +15,9 @@ from harness.importers import load_simai
 from harness.importers import simai_ids
 from harness.importers.simai import parse_simai
 
-from .conftest import SHARED
+from .conftest import THIRD_PARTY
 
-SIMAI = SHARED / "simai_Rail_Opti_SingleToR_32g_8gps_400Gbps_H100"
+SIMAI = THIRD_PARTY / "simai_Rail_Opti_SingleToR_32g_8gps_400Gbps_H100"
 
 
 @pytest.fixture(scope="module")

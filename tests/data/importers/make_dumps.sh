@@ -11,8 +11,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/../../.." && pwd)"
-shared="$repo/../shared/data"
+third_party="$here/../third_party"  # provenance: ../third_party/README.md
 out_dir="${1:-$here}"
 mkdir -p "$out_dir"
 work="$(mktemp -d)"
@@ -61,7 +60,7 @@ dump() {  # dump NETFILE OUTFILE [PORTSFILE]
 }
 
 python "$here/make_nets.py" "$out_dir"
-dump "$shared/ibsim_net.2sw2path4hca" "$out_dir/2sw2path4hca.ibnetdiscover"
+dump "$third_party/ibsim_net.2sw2path4hca" "$out_dir/2sw2path4hca.ibnetdiscover"
 for name in rail2x2 rail2x2_unlinked rail2x2_nic_down rail2x2_wrong_rail rail2x2_degraded \
             rail2x2_spine_down; do
     dump "$out_dir/$name.net" "$out_dir/$name.ibnetdiscover"

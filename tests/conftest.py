@@ -1,0 +1,74 @@
+"""Suite-wide test conventions.
+
+``@pytest.mark.needs_tools(*commands, install="...")`` marks a test that needs programs a
+fresh machine may lack (ibsim, OpenSM, ...).  Where one of them is not on ``PATH``:
+
+* on a developer machine the test is skipped, and the skip reason names the missing
+  programs and the command that installs them (``pytest -ra`` lists it);
+* in CI (environment variable ``CI`` set to ``true`` or ``1``, as ``.ci/run`` and every
+  common CI service do) the test FAILS with the same message: CI installs these tools,
+  so a missing one is a broken CI image, never a reason to pass by not running.
+
+README.md ("Development") lists which tests need what.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+
+def in_ci() -> bool:
+    """True where ``CI`` is ``true``/``1`` (GitHub Actions, GitLab, ``.ci/run``)."""
+    return os.environ.get("CI", "").strip().lower() in {"true", "1", "yes"}
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for mark in item.iter_markers("needs_tools"):
+        missing = [tool for tool in mark.args if shutil.which(tool) is None]
+        if not missing:
+            continue
+        install = mark.kwargs.get("install", "")
+        how = f"; install with: {install}" if install else ""
+        message = f"needs {', '.join(missing)} on PATH{how}"
+        if in_ci():
+            pytest.fail(f"{message} (CI=true: CI must install it, the test may not skip)")
+        pytest.skip(f"{message} (runs in CI)")
+
+
+def _doc_blocks() -> ModuleType:
+    """tests/docs/doc_blocks.py, imported from its path (this conftest loads first)."""
+    path = Path(__file__).parent / "docs" / "doc_blocks.py"
+    spec = importlib.util.spec_from_file_location("doc_blocks_for_summary", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """After a run that included the doc-example tests, say which blocks were not run."""
+    ran = any(
+        getattr(report, "nodeid", "").startswith("tests/docs/test_doc_examples.py::")
+        for reports in terminalreporter.stats.values()
+        for report in reports
+    )
+    if not ran:
+        return
+    blocks = _doc_blocks().all_blocks()
+    executed = sum(1 for b in blocks if b.executed)
+    not_run = [b for b in blocks if b.not_run is not None]
+    terminalreporter.write_sep("-", "doc examples")
+    terminalreporter.write_line(
+        f"{executed} code blocks of README.md and docs/*.md executed, {len(not_run)} not run"
+    )
+    for b in not_run:
+        terminalreporter.write_line(f"  not run: {b.where}: {b.not_run}")
