@@ -1,0 +1,300 @@
+"""A fabric realized in Linux network namespaces: build, change, tear down.
+
+:class:`Emulation` is the realization layer under the netns backend and
+``harness emulate``.  Everything it makes is written to the run's
+:class:`~harness.ledger.Ledger` first; :meth:`Emulation.down` (or
+``harness clean`` after a crash) removes it.  Nothing of the fabric lives in
+the root namespace: the namespaces are created in-process, the veth pairs are
+created from the lower-tier namespace with the peer placed directly in the
+other one (``IFLA_NET_NS_FD``), and every request of a namespace goes in
+batches over one netlink socket opened inside it.
+
+Kernel facts this relies on (each observed while building it):
+
+* the neighbour-table limits (``gc_thresh1..3``) are global, set only in the
+  root namespace; past ``gc_thresh3`` reachability silently collapses
+  ("neighbor table overflow"), so they are raised for the run and restored;
+* a veth peer cannot be created already up (ENOTCONN): ends are set up after;
+* next hops on a link without carrier keep being used unless
+  ``ignore_routes_with_linkdown`` is set before the failure (it is, everywhere);
+* an admin-down interface loses its static routes: routes are re-pushed on repair.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import time
+from collections.abc import Iterable
+from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+
+from harness.backends.netns import nsutil
+from harness.backends.netns.netlink import IFF_UP
+from harness.backends.netns.netlink import Batch
+from harness.backends.netns.plan import DEFAULT_SCALE
+from harness.backends.netns.plan import Plan
+from harness.backends.netns.plan import Port
+from harness.backends.netns.routing import Alive
+from harness.backends.netns.routing import Router
+from harness.backends.netns.routing import compute
+from harness.errors import BackendError
+from harness.fabric.model import Fabric
+from harness.ledger import Entry
+from harness.ledger import Ledger
+from harness.ledger import teardown_entries
+
+IFF_LOWER_UP = 0x10000
+NEIGH_MINIMUM = 65_536  # per family; every veth end resolves one neighbour per family
+NEIGH_SYSCTLS = tuple(
+    f"net.{fam}.neigh.default.gc_thresh{n}" for fam in ("ipv4", "ipv6") for n in (2, 3)
+)
+_NS_SYSCTLS_ALL = (
+    ("net/ipv6/conf/default/accept_dad", "0"),
+    ("net/ipv6/conf/all/accept_dad", "0"),
+    ("net/ipv6/conf/default/addr_gen_mode", "1"),  # no link-local addresses (no RS/MLD noise)
+    ("net/ipv4/conf/default/ignore_routes_with_linkdown", "1"),
+    ("net/ipv4/conf/all/ignore_routes_with_linkdown", "1"),
+    ("net/ipv6/conf/default/ignore_routes_with_linkdown", "1"),
+    ("net/ipv6/conf/all/ignore_routes_with_linkdown", "1"),
+)
+_NS_SYSCTLS_SWITCH = (
+    ("net/ipv4/ip_forward", "1"),
+    ("net/ipv6/conf/all/forwarding", "1"),
+    ("net/ipv4/fib_multipath_hash_policy", "1"),  # ECMP on the 5-tuple, as switches hash
+    ("net/ipv6/fib_multipath_hash_policy", "1"),
+)
+
+
+@dataclass(slots=True)
+class Timings:
+    """Seconds per bring-up phase (printed by ``harness emulate up`` and the benchmark)."""
+
+    phases: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def total(self) -> float:
+        return sum(self.phases.values())
+
+    def text(self) -> str:
+        parts = ", ".join(f"{k} {v:.2f}" for k, v in self.phases.items())
+        return f"{self.total:.2f} s ({parts})"
+
+
+class Emulation:
+    """One fabric in namespaces.  ``up()`` builds and routes it; ``down()`` removes it."""
+
+    def __init__(
+        self,
+        fabric: Fabric,
+        *,
+        scale: float = DEFAULT_SCALE,
+        ipv6: bool = True,
+        purpose: str = "run",
+        root: Path | None = None,
+    ) -> None:
+        self.fabric = fabric
+        self.scale = scale
+        self.ipv6 = ipv6
+        self.purpose = purpose
+        self.root = root
+        self.ledger: Ledger | None = None
+        self.plan: Plan | None = None
+        self.fds: list[int] = []
+        self.batches: list[Batch] = []
+        self.router: Router | None = None
+        self.timings = Timings()
+        self.admin_up: dict[tuple[int, int], bool] = {}  # (wire, end) -> admin state
+        self.rates: dict[int, int] = {}  # wire -> shaped rate (bps)
+        self._ns: nsutil.Namespaces | None = None
+
+    # -- life cycle ---------------------------------------------------------------
+    def up(self) -> Timings:
+        """Build the healthy fabric and install its routes; on failure remove what was made."""
+        try:
+            self._up()
+        except BaseException:
+            self.down()
+            raise
+        return self.timings
+
+    @contextlib.contextmanager
+    def _phase(self, name: str) -> Iterator[None]:
+        t = time.perf_counter()
+        yield
+        self.timings.phases[name] = time.perf_counter() - t
+
+    def _up(self) -> None:
+        if os.geteuid() != 0:
+            msg = "the netns backend needs root (network namespaces, veth pairs, tc)"
+            raise BackendError(msg)
+        with self._phase("plan"):
+            self.ledger = Ledger.create(self.purpose, root=self.root, fabric=self.fabric.name)
+            self.plan = plan = Plan(self.fabric, self.ledger.run_id, self.scale)
+            self.ledger.record("file", "names.json")
+            import json
+
+            (self.ledger.dir / "names.json").write_text(json.dumps(plan.names(), indent=1))
+        with self._phase("sysctl"):
+            for key in NEIGH_SYSCTLS:
+                self.ledger.raise_sysctl(key, NEIGH_MINIMUM)
+        with self._phase("namespaces"):
+            self._ns = nsutil.Namespaces()
+            self.ledger.record_many([Entry("netns", n.name) for n in plan.namespaces])
+            for n in plan.namespaces:
+                self.fds.append(self._ns.create(n.name))
+            self.ledger.record_many(
+                [Entry("netns-created", n.name, {"inode": nsutil.netns_inode(fd)})
+                 for n, fd in zip(plan.namespaces, self.fds, strict=True)]  # fmt: skip
+            )
+            for i, n in enumerate(plan.namespaces):
+                with self._ns.entered(self.fds[i]):
+                    for key, value in _NS_SYSCTLS_ALL:
+                        _write_proc(key, value, n.name)
+                    if n.role == "switch":
+                        for key, value in _NS_SYSCTLS_SWITCH:
+                            _write_proc(key, value, n.name)
+                    self.batches.append(Batch(f"namespace {n.name}"))
+        with self._phase("links"):
+            for w, wire in enumerate(plan.wires):
+                a, b = wire.a, wire.b
+                self.batches[a.ns].veth(a.ifindex, a.ifname, b.ifindex, b.ifname, self.fds[b.ns],
+                                        f"veth {a.ifname}<->{b.ifname} ({self._link_id(w)})")  # fmt: skip
+            self._flush_all()
+        with self._phase("addresses+tc"):
+            for i in range(len(plan.namespaces)):
+                self.batches[i].set_up(1, True, "lo up")
+            for w, wire in enumerate(plan.wires):
+                self.rates[w] = wire.rate_bps
+                for end, port in ((0, wire.a), (1, wire.b)):
+                    self._address(port)
+                    self.batches[port.ns].shape(port.ifindex, wire.rate_bps, True,
+                                                f"tbf on {port.ifname}")  # fmt: skip
+                    self.batches[port.ns].set_up(port.ifindex, True, f"{port.ifname} up")
+                    self.admin_up[w, end] = True
+            for bond in plan.bonds:
+                self._address(bond.host)
+                self._address(bond.switch)
+            self._flush_all()
+        with self._phase("routes"):
+            self.router = Router(plan, self.batches, ipv6=self.ipv6)
+            self.router.push(compute(plan, self.alive_all()))
+
+    def _address(self, port: Port) -> None:
+        if not port.v4:
+            return
+        b = self.batches[port.ns]
+        b.address(port.ifindex, socket.AF_INET, port.v4, port.plen4, f"address {port.v4}")
+        if self.ipv6:
+            b.address(port.ifindex, socket.AF_INET6, port.v6, port.plen6, f"address {port.v6}")
+
+    def _flush_all(self) -> None:
+        for b in self.batches:
+            b.flush()
+
+    def _link_id(self, wire: int) -> str:
+        assert self.plan is not None
+        return self.fabric.link_ids[self.plan.wires[wire].link]
+
+    def down(self) -> float:
+        """Remove everything this emulation made (processes, namespaces); idempotent."""
+        t = time.perf_counter()
+        for b in self.batches:
+            with contextlib.suppress(OSError):
+                b.close()
+        self.batches = []
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds = []
+        if self._ns is not None:
+            self._ns.close()
+            self._ns = None
+        if self.ledger is not None:
+            teardown_entries(self.ledger, nsutil)
+            self.ledger.release()
+            self.ledger = None
+        return time.perf_counter() - t
+
+    def __enter__(self) -> Emulation:
+        self.up()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.down()
+
+    # -- state and changes ------------------------------------------------------------
+    @property
+    def built(self) -> Plan:
+        if self.plan is None or self.router is None:
+            msg = "the emulation is not up"
+            raise BackendError(msg)
+        return self.plan
+
+    def alive_all(self) -> Alive:
+        assert self.plan is not None
+        return Alive(frozenset(range(len(self.plan.wires))), frozenset(range(self.fabric.n_elements)))
+
+    def port(self, wire: int, end: int) -> Port:
+        w = self.built.wires[wire]
+        return w.a if end == 0 else w.b
+
+    def set_admin(self, ends: Iterable[tuple[int, int]], up: bool) -> None:
+        """Set interface ends (``(wire, end)``) administratively up or down."""
+        for wire, end in ends:
+            p = self.port(wire, end)
+            self.batches[p.ns].set_up(p.ifindex, up, f"{p.ifname} {'up' if up else 'down'}")
+            self.admin_up[wire, end] = up
+        self._flush_all()
+
+    def set_rate(self, wire: int, rate_bps: int) -> None:
+        """Change the shaped rate of a wire, both directions."""
+        self.rates[wire] = rate_bps
+        for e in (0, 1):
+            p = self.port(wire, e)
+            self.batches[p.ns].shape(p.ifindex, rate_bps, False, f"tbf on {p.ifname}")
+        self._flush_all()
+
+    def link_flags(self, namespaces: Iterable[int]) -> dict[tuple[int, int], int]:
+        """(namespace, ifindex) -> interface flags as the kernel reports them now."""
+        out = {}
+        for ns in set(namespaces):
+            for msg in self.batches[ns].dump("link"):
+                out[ns, int(msg["index"])] = int(msg["flags"])
+        return out
+
+    def carrier(self, wire: int, flags: dict[tuple[int, int], int]) -> tuple[bool, bool]:
+        """Per end of a wire: admin up and carrier (both must hold for traffic)."""
+        out = []
+        for end in (0, 1):
+            p = self.port(wire, end)
+            fl = flags.get((p.ns, p.ifindex), 0)
+            out.append(bool(fl & IFF_UP) and bool(fl & IFF_LOWER_UP))
+        return out[0], out[1]
+
+    def qdisc_rates(self, ns: int) -> dict[int, int]:
+        """ifindex -> the tbf rate (bps) the kernel reports for its root qdisc."""
+        out = {}
+        for msg in self.batches[ns].dump("qdisc"):
+            if msg.get_attr("TCA_KIND") != "tbf":
+                continue
+            opts = msg.get_attr("TCA_OPTIONS")
+            parms = opts.get_attr("TCA_TBF_PARMS") if opts is not None else None
+            if parms is not None:
+                out[int(msg["index"])] = int(parms["rate"]) * 8
+        return out
+
+    def exec_argv(self, ns: int, argv: list[str]) -> list[str]:
+        """A command line that runs ``argv`` inside namespace ``ns``."""
+        return ["ip", "netns", "exec", self.built.namespaces[ns].name, *argv]
+
+
+def _write_proc(key: str, value: str, where: str) -> None:
+    try:
+        Path("/proc/sys", key).write_text(value)
+    except OSError as err:
+        msg = f"cannot set {key.replace('/', '.')} in namespace {where}"
+        raise BackendError(msg, err) from err

@@ -1,0 +1,166 @@
+"""``routing: sm``: forwarding tables computed from what is alive, as a subnet manager does.
+
+An InfiniBand subnet manager sweeps the fabric, finds what is alive and programs
+every switch's forwarding table; here the harness does the same for the
+namespaces.  Paths are up/down (up* down*, never a valley): a switch with a
+downward path to the destination leaf uses only its shortest downward next
+hops; otherwise it goes up to every neighbour on a shortest up/down path.  All
+equal-cost next hops are installed (ECMP, one kernel multipath route per
+destination leaf block), servers get one route per rail.
+
+:func:`compute` is pure (tested without root); :class:`Router` installs the
+difference through netlink and re-pushes the namespaces the kernel may have
+flushed (an admin-down removes the static routes through that interface).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.backends.netns.netlink import ENOENT
+from harness.backends.netns.netlink import ESRCH
+from harness.backends.netns.netlink import Batch
+from harness.backends.netns.plan import Plan
+from harness.backends.netns.plan import Port
+from harness.fabric.model import LinkKind
+
+Hops = tuple[tuple[int, int], ...]  # (wire index, local end 0|1), sorted
+Tables = dict[int, dict[str, Hops]]  # namespace -> IPv4 destination CIDR -> next hops
+INF = 1 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class Alive:
+    """What the subnet manager sees: usable wires and forwarding elements."""
+
+    wires: frozenset[int]  # wires whose both ends are up (carrier on both sides)
+    elements: frozenset[int]  # switches, servers and NICs up and forwarding (not drained)
+
+
+def compute(plan: Plan, alive: Alive) -> Tables:
+    """Every namespace's forwarding table for the live fabric (pure)."""
+    f = plan.fabric
+    tables: Tables = {i: {} for i in range(len(plan.namespaces))}
+    up_adj: dict[int, list[tuple[int, int]]] = {}
+    down_adj: dict[int, list[tuple[int, int]]] = {}
+    tier: dict[int, int] = {}
+    for ns in plan.namespaces:
+        if ns.role == "switch" and ns.elements[0] in alive.elements:
+            tier[ns.elements[0]] = ns.tier
+    for w, wire in enumerate(plan.wires):
+        if wire.kind not in (LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE) or w not in alive.wires:
+            continue
+        lo, hi = int(f.link_a[wire.link]), int(f.link_b[wire.link])
+        if lo in tier and hi in tier:
+            up_adj.setdefault(lo, []).append((w, hi))
+            down_adj.setdefault(hi, []).append((w, lo))
+    by_tier = sorted(tier, key=lambda x: tier[x])
+    for dest, block in plan.leaf_block.items():
+        if dest not in tier:
+            continue
+        down = {dest: 0}
+        for x in by_tier:
+            if tier[x] == 0:
+                continue
+            d = min((down[y] for _, y in down_adj.get(x, []) if y in down), default=INF)
+            if d < INF:
+                down[x] = d + 1
+        best: dict[int, int] = {}
+        for x in reversed(by_tier):
+            if x in down:
+                best[x] = down[x]
+            else:
+                b = min((best.get(y, INF) for _, y in up_adj.get(x, [])), default=INF)
+                best[x] = b + 1 if b < INF else INF
+        for x in by_tier:
+            if x == dest or best[x] >= INF:
+                continue
+            if x in down:
+                hops = [w for w, y in down_adj.get(x, []) if down.get(y) == down[x] - 1]
+            else:
+                hops = [w for w, y in up_adj.get(x, []) if best.get(y, INF) == best[x] - 1]
+            if hops:
+                tables[plan.ns_of[x]][block] = tuple(sorted((w, _local_end(plan, w, x)) for w in hops))
+    for w, wire in enumerate(plan.wires):
+        if wire.kind is not LinkKind.ACCESS or w not in alive.wires:
+            continue
+        nic, leaf = int(f.link_a[wire.link]), int(f.link_b[wire.link])
+        if nic not in alive.elements or leaf not in tier:
+            continue
+        block = plan.rail_block[int(f.rail[leaf])]
+        table = tables[wire.a.ns]
+        table[block] = tuple(sorted({*table.get(block, ()), (w, 0)}))
+    for bond in plan.bonds:
+        live = [w for w in bond.members if w in alive.wires and bond.server in alive.elements]
+        live = [w for w in live if int(f.link_a[plan.wires[w].link]) in alive.elements]
+        if live:
+            tables[bond.host.ns][f"{bond.switch.v4}/32"] = tuple((w, 0) for w in live)
+            tables[bond.switch.ns][f"{bond.host.v4}/32"] = tuple((w, 1) for w in live)
+    return tables
+
+
+def _local_end(plan: Plan, wire: int, element: int) -> int:
+    return 0 if int(plan.fabric.link_a[plan.wires[wire].link]) == element else 1
+
+
+def _hops(plan: Plan, hops: Hops, v6: bool) -> list[tuple[int, str]]:
+    out = []
+    for w, end in hops:
+        wire = plan.wires[w]
+        local: Port = wire.a if end == 0 else wire.b
+        peer: Port = wire.b if end == 0 else wire.a
+        out.append((local.ifindex, peer.v6 if v6 else peer.v4))
+    return out
+
+
+def _v6_net(cidr: str) -> tuple[str, int]:
+    from harness.backends.netns.plan import v6_of
+
+    net = ipaddress.IPv4Network(cidr)
+    return v6_of(str(net.network_address)), 96 + net.prefixlen
+
+
+class Router:
+    """Installs :func:`compute` tables, pushing only what changed (plus forced namespaces)."""
+
+    def __init__(self, plan: Plan, batches: Sequence[Batch], *, ipv6: bool = True) -> None:
+        self.plan = plan
+        self.batches = batches
+        self.ipv6 = ipv6
+        self.installed: Tables = {i: {} for i in range(len(plan.namespaces))}
+
+    def push(self, tables: Tables, force: frozenset[int] = frozenset()) -> int:
+        """Install ``tables``; returns the number of route changes sent."""
+        sent = 0
+        for ns, new in tables.items():
+            old = self.installed.get(ns, {})
+            changes = {
+                dst: new.get(dst, ())
+                for dst in old.keys() | new.keys()
+                if new.get(dst, ()) != old.get(dst, ()) or (ns in force and dst in new)
+            }
+            if not changes:
+                continue
+            batch = self.batches[ns]
+            for dst, hops in sorted(changes.items()):
+                net = ipaddress.IPv4Network(dst)
+                batch.route(socket.AF_INET, str(net.network_address), net.prefixlen,
+                            _hops(self.plan, hops, v6=False), f"route {dst}")  # fmt: skip
+                if self.ipv6:
+                    d6, p6 = _v6_net(dst)
+                    batch.route(socket.AF_INET6, d6, p6, _hops(self.plan, hops, v6=True),
+                                f"route {d6}/{p6}")  # fmt: skip
+                sent += 1
+            batch.flush(tolerate=frozenset({ESRCH, ENOENT}))
+            self.installed[ns] = dict(new)
+        return sent
+
+    def counts(self) -> tuple[int, int]:
+        """(routes, next hops) installed per address family."""
+        routes = sum(len(t) for t in self.installed.values())
+        hops = sum(len(h) for t in self.installed.values() for h in t.values())
+        return routes, hops
+

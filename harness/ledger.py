@@ -1,0 +1,374 @@
+"""The ledger: what a run created on the host, written down before it is created.
+
+Every real backend (network namespaces, daemons, processes, sysctls, files)
+records each object here *before* making it, under a run-unique id, in
+``STATE_ROOT/<run-id>/ledger.jsonl`` (``/run/harness`` by default: a tmpfs, so
+the ledger vanishes with the namespaces on reboot; ``HARNESS_STATE_DIR``
+overrides it).  The run's owner (PID and its start time, so a reused PID is
+not mistaken for it) is in ``owner.json``.
+
+:func:`clean` removes what runs whose owner is gone left behind -- after an
+exception, SIGTERM, or SIGKILL of the runner -- and nothing else: it works only
+from ledger entries, never from name patterns, and it leaves live runs alone.
+
+Host-wide settings (the root namespace's neighbour-table limits, shared by all
+namespaces) are raised by :meth:`Ledger.raise_sysctl`: the original value is
+kept once in ``STATE_ROOT/sysctl-original.json`` and restored when the last run
+that needed it ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+import shutil
+import signal
+import string
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import BackendError
+
+RUN_ID_ALPHABET = string.ascii_lowercase + string.digits
+RUN_ID_LENGTH = 5  # "h" + 5 chars: 60 million ids, 6 chars before the namespace suffix
+
+
+def state_root() -> Path:
+    """Where run ledgers live (``HARNESS_STATE_DIR`` or ``/run/harness``)."""
+    return Path(os.environ.get("HARNESS_STATE_DIR", "/run/harness"))
+
+
+def process_start_ticks(pid: int) -> int | None:
+    """The start time of ``pid`` in clock ticks since boot, None if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    # the command may contain spaces and parentheses: fields start after the last ')'
+    rest = stat[stat.rindex(")") + 2 :].split()
+    return int(rest[19])
+
+
+def process_alive(pid: int, start_ticks: int) -> bool:
+    """True when ``pid`` is still the process that started at ``start_ticks``."""
+    return process_start_ticks(pid) == start_ticks
+
+
+@contextlib.contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with open(root / "lock", "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _sysctl_path(key: str) -> Path:
+    return Path("/proc/sys") / key.replace(".", "/")
+
+
+def read_sysctl(key: str) -> str:
+    return _sysctl_path(key).read_text().strip()
+
+
+def write_sysctl(key: str, value: str | int) -> None:
+    _sysctl_path(key).write_text(f"{value}\n")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One ledger line: an object of a kind (``netns``, ``process``, ``sysctl``...)."""
+
+    kind: str
+    name: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps({"kind": self.kind, "name": self.name, **self.data}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, line: str) -> Entry:
+        raw = json.loads(line)
+        return cls(str(raw.pop("kind")), str(raw.pop("name")), raw)
+
+
+class Ledger:
+    """The ledger of one run.  Make one with :meth:`create`."""
+
+    def __init__(self, run_id: str, root: Path) -> None:
+        self.run_id = run_id
+        self.root = root
+        self.dir = root / run_id
+        self._path = self.dir / "ledger.jsonl"
+
+    @classmethod
+    def create(cls, purpose: str, *, root: Path | None = None, **info: Any) -> Ledger:
+        """A new run with a fresh run-unique id, owned by this process."""
+        root = root or state_root()
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for _ in range(100):
+            run_id = "h" + "".join(secrets.choice(RUN_ID_ALPHABET) for _ in range(RUN_ID_LENGTH))
+            try:
+                (root / run_id).mkdir(mode=0o700)
+            except FileExistsError:
+                continue
+            ledger = cls(run_id, root)
+            ledger._write_owner(purpose, info)
+            return ledger
+        msg = f"cannot allocate a run id under {root}"
+        raise BackendError(msg)
+
+    def _write_owner(self, purpose: str, info: dict[str, Any]) -> None:
+        pid = os.getpid()
+        owner = {
+            "pid": pid,
+            "start_ticks": process_start_ticks(pid),
+            "purpose": purpose,
+            "created": time.time(),
+            "detached": False,
+            **info,
+        }
+        tmp = self.dir / "owner.json.tmp"
+        tmp.write_text(json.dumps(owner, sort_keys=True))
+        tmp.replace(self.dir / "owner.json")
+
+    def owner(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((self.dir / "owner.json").read_text())
+        return data
+
+    def detach(self, **info: Any) -> None:
+        """Mark the run as deliberately left running (``harness emulate up``)."""
+        owner = {**self.owner(), **info, "detached": True}
+        tmp = self.dir / "owner.json.tmp"
+        tmp.write_text(json.dumps(owner, sort_keys=True))
+        tmp.replace(self.dir / "owner.json")
+
+    # -- entries -----------------------------------------------------------
+    def record(self, kind: str, name: str, **data: Any) -> None:
+        """Write one entry (flushed and synced) before the object is made."""
+        self.record_many([Entry(kind, name, data)])
+
+    def record_many(self, entries: list[Entry]) -> None:
+        if not entries:
+            return
+        text = "".join(e.to_json() + "\n" for e in entries)
+        fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, text.encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def entries(self, kind: str | None = None) -> list[Entry]:
+        try:
+            lines = self._path.read_text().splitlines()
+        except FileNotFoundError:
+            return []
+        out = [Entry.from_json(line) for line in lines if line.strip()]
+        return [e for e in out if kind is None or e.kind == kind]
+
+    def names(self, kind: str) -> set[str]:
+        return {e.name for e in self.entries(kind)}
+
+    def owns(self, kind: str, name: str) -> bool:
+        return name in self.names(kind)
+
+    def refuse_unowned(self, kind: str, name: str) -> None:
+        """Raise unless this run recorded ``name`` (never act on the host's own objects)."""
+        if not self.owns(kind, name):
+            msg = (
+                f"refusing to touch {kind} {name!r}: run {self.run_id} did not create it "
+                "(the harness only acts on objects in its own ledger)"
+            )
+            raise BackendError(msg)
+
+    def track_process(self, pid: int, what: str) -> None:
+        self.record("process", str(pid), start_ticks=process_start_ticks(pid), what=what)
+
+    # -- host-wide settings -----------------------------------------------------
+    def raise_sysctl(self, key: str, minimum: int) -> None:
+        """Raise a host sysctl to at least ``minimum`` for this run (restored by the last run)."""
+        with _locked(self.root):
+            originals = _read_originals(self.root)
+            current = read_sysctl(key)
+            originals.setdefault(key, current)
+            _write_originals(self.root, originals)
+            self.record("sysctl", key, original=originals[key])
+            if int(current) < minimum:
+                write_sysctl(key, minimum)
+
+    def release(self) -> None:
+        """The run is over and everything it made is gone: restore sysctls, drop its directory."""
+        with _locked(self.root):
+            shutil.rmtree(self.dir, ignore_errors=True)
+            _restore_unneeded_sysctls(self.root)
+
+
+def _read_originals(root: Path) -> dict[str, str]:
+    try:
+        data: dict[str, str] = json.loads((root / "sysctl-original.json").read_text())
+    except FileNotFoundError:
+        return {}
+    return data
+
+
+def _write_originals(root: Path, originals: dict[str, str]) -> None:
+    path = root / "sysctl-original.json"
+    if not originals:
+        path.unlink(missing_ok=True)
+        return
+    tmp = root / "sysctl-original.json.tmp"
+    tmp.write_text(json.dumps(originals, sort_keys=True))
+    tmp.replace(path)
+
+
+def run_ids(root: Path | None = None) -> list[str]:
+    root = root or state_root()
+    try:
+        return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "owner.json").exists())
+    except FileNotFoundError:
+        return []
+
+
+def run_is_live(ledger: Ledger) -> bool:
+    """The owner still runs, or the run was detached on purpose (``emulate up``)."""
+    try:
+        owner = ledger.owner()
+    except (FileNotFoundError, json.JSONDecodeError):
+        return False
+    if owner.get("detached"):
+        return True
+    start = owner.get("start_ticks")
+    return start is not None and process_alive(int(owner["pid"]), int(start))
+
+
+def _restore_unneeded_sysctls(root: Path) -> None:
+    """Restore every raised sysctl no remaining run has recorded (call under the lock)."""
+    originals = _read_originals(root)
+    if not originals:
+        return
+    needed: set[str] = set()
+    for rid in run_ids(root):
+        needed |= Ledger(rid, root).names("sysctl")
+    for key in list(originals):
+        if key not in needed:
+            with contextlib.suppress(OSError):
+                write_sysctl(key, originals[key])
+            del originals[key]
+    _write_originals(root, originals)
+
+
+@dataclass(slots=True)
+class CleanReport:
+    """What :func:`clean` removed, per run, and which runs it left alone because they live."""
+
+    removed: dict[str, list[str]] = field(default_factory=dict)
+    live: list[str] = field(default_factory=list)
+
+    @property
+    def anything(self) -> bool:
+        return any(self.removed.values())
+
+
+def kill_process(pid: int, start_ticks: int | None, timeout: float = 3.0) -> bool:
+    """SIGTERM then SIGKILL one process, only if it is still the one recorded."""
+    if start_ticks is None or not process_alive(pid, start_ticks):
+        return False
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not process_alive(pid, start_ticks):
+            return True
+        time.sleep(0.02)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    return True
+
+
+def processes_in_netns(inodes: set[int]) -> list[tuple[int, int]]:
+    """(pid, start ticks) of every process living in one of these network namespaces."""
+    out = []
+    if not inodes:
+        return out
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            ino = os.stat(f"/proc/{entry.name}/ns/net").st_ino
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+        if ino in inodes:
+            start = process_start_ticks(int(entry.name))
+            if start is not None:
+                out.append((int(entry.name), start))
+    return out
+
+
+def clean(*, root: Path | None = None, include_detached: bool = False) -> CleanReport:
+    """Remove what dead runs left behind (ledger-driven); live runs are left alone."""
+    from harness.backends.netns import nsutil
+
+    root = root or state_root()
+    report = CleanReport()
+    for rid in run_ids(root):
+        ledger = Ledger(rid, root)
+        owner = _safe_owner(ledger)
+        if run_is_live(ledger) and not (include_detached and owner.get("detached")):
+            report.live.append(rid)
+            continue
+        if owner.get("detached") and process_alive_owner(owner):
+            report.live.append(rid)  # an emulate-up process still holds it
+            continue
+        report.removed[rid] = teardown_entries(ledger, nsutil)
+        ledger.release()
+    return report
+
+
+def process_alive_owner(owner: dict[str, Any]) -> bool:
+    start = owner.get("start_ticks")
+    return start is not None and process_alive(int(owner["pid"]), int(start))
+
+
+def _safe_owner(ledger: Ledger) -> dict[str, Any]:
+    try:
+        return ledger.owner()
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+
+
+def teardown_entries(ledger: Ledger, nsutil: Any) -> list[str]:
+    """Remove every object a ledger lists, processes first; returns what was removed."""
+    removed: list[str] = []
+    netns = ledger.entries("netns")
+    created = {e.name: e.data.get("inode") for e in ledger.entries("netns-created")}
+    inodes: set[int] = set()
+    mine: list[str] = []
+    for e in netns:
+        try:
+            ino = os.stat(nsutil.NETNS_RUN_DIR / e.name).st_ino
+        except OSError:
+            continue
+        # recorded before creation under a run-unique name; once created, its inode too
+        if created.get(e.name) in (None, ino):
+            inodes.add(ino)
+            mine.append(e.name)
+    for e in ledger.entries("process"):
+        if kill_process(int(e.name), e.data.get("start_ticks")):
+            removed.append(f"process {e.name} ({e.data.get('what', '')})")
+    for pid, start in processes_in_netns(inodes):
+        if kill_process(pid, start):
+            removed.append(f"process {pid} (in a namespace of run {ledger.run_id})")
+    for name in mine:
+        if nsutil.delete_netns(name):
+            removed.append(f"netns {name}")
+    return removed
