@@ -17,7 +17,8 @@ Kernel facts this relies on (each observed while building it):
 * a veth peer cannot be created already up (ENOTCONN): ends are set up after;
 * next hops on a link without carrier keep being used unless
   ``ignore_routes_with_linkdown`` is set before the failure (it is, everywhere);
-* an admin-down interface loses its static routes: routes are re-pushed on repair.
+* an admin-down interface loses its static routes: routes are re-pushed on repair;
+  it also loses its IPv6 addresses unless ``keep_addr_on_down`` is set (it is).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from harness.backends.netns.plan import Port
 from harness.backends.netns.routing import Alive
 from harness.backends.netns.routing import Router
 from harness.backends.netns.routing import compute
+from harness.backends.netns.routing import port_table
 from harness.errors import BackendError
 from harness.fabric.model import Fabric
 from harness.ledger import Entry
@@ -55,7 +57,9 @@ NEIGH_SYSCTLS = tuple(
 _NS_SYSCTLS_ALL = (
     ("net/ipv6/conf/default/accept_dad", "0"),
     ("net/ipv6/conf/all/accept_dad", "0"),
-    ("net/ipv6/conf/default/addr_gen_mode", "1"),  # no link-local addresses (no RS/MLD noise)
+    ("net/ipv6/conf/default/addr_gen_mode", "1"),
+    ("net/ipv6/conf/default/keep_addr_on_down", "1"),  # IPv6 drops addresses on admin down
+    ("net/ipv6/conf/all/keep_addr_on_down", "1"),  # no link-local addresses (no RS/MLD noise)
     ("net/ipv4/conf/default/ignore_routes_with_linkdown", "1"),
     ("net/ipv4/conf/all/ignore_routes_with_linkdown", "1"),
     ("net/ipv6/conf/default/ignore_routes_with_linkdown", "1"),
@@ -178,6 +182,13 @@ class Emulation:
             for bond in plan.bonds:
                 self._address(bond.host)
                 self._address(bond.switch)
+            for ports in plan.nic_ports.values():
+                for p in ports:
+                    tab = port_table(p.ifindex)
+                    self.batches[p.ns].rule(socket.AF_INET, p.v4, 32, tab, 100, f"rule {p.v4}")
+                    if self.ipv6:
+                        self.batches[p.ns].rule(socket.AF_INET6, p.v6, 128, tab, 100,
+                                                f"rule {p.v6}")  # fmt: skip
             self._flush_all()
         with self._phase("routes"):
             self.router = Router(plan, self.batches, ipv6=self.ipv6)

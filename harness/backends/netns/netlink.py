@@ -53,6 +53,10 @@ RTA_DST = 1
 RTA_OIF = 4
 RTA_GATEWAY = 5
 RTA_MULTIPATH = 9
+RTM_NEWRULE = 32
+FRA_SRC = 2
+FRA_PRIORITY = 6
+FRA_TABLE = 15
 _TBF_CACHE: dict[int, bytes] = {}
 
 
@@ -139,7 +143,7 @@ class Batch:
         self.add(m, RTM_NEWADDR, CREATE, what)
 
     def route(self, family: int, dst: str, plen: int, hops: list[tuple[int, str]],
-              what: str) -> None:  # fmt: skip
+              what: str, table: int = 254) -> None:  # fmt: skip
         """Install (replace) a route over ``hops`` = [(ifindex, gateway)...]; [] deletes it.
 
         Encoded here with ``struct`` (a 20-way multipath route costs 0.9 ms in
@@ -157,9 +161,20 @@ class Batch:
                 nhs += struct.pack("=HBBi", 8 + len(gwa), 0, 0, oif) + gwa
             attrs += _nla(RTA_MULTIPATH, nhs)
         # rtmsg: family, dst_len, src_len, tos, table main, proto static, scope universe, unicast
-        body = struct.pack("=BBBBBBBBI", family, plen, 0, 0, 254, 4, 0, 1, 0) + attrs
+        body = struct.pack("=BBBBBBBBI", family, plen, 0, 0, table, 4, 0, 1, 0) + attrs
         msg_type, flags = (RTM_NEWROUTE, REPLACE) if hops else (RTM_DELROUTE, CHANGE)
         data = _HDR.pack(_HDR.size + len(body), msg_type, flags, self._seq, 0) + body
+        self._queue.append((self._seq, data, what))
+
+    def rule(self, family: int, src: str, plen: int, table: int, priority: int, what: str) -> None:
+        """A policy rule: traffic from ``src`` looks up ``table`` (a NIC's own uplink)."""
+        self._seq += 1
+        attrs = _nla(FRA_SRC, socket.inet_pton(family, src))
+        attrs += _nla(FRA_PRIORITY, struct.pack("=I", priority))
+        attrs += _nla(FRA_TABLE, struct.pack("=I", table))
+        # fib_rule_hdr: family, dst_len, src_len, tos, table, res1, res2, action (to table), flags
+        body = struct.pack("=BBBBBBBBI", family, 0, plen, 0, table, 0, 0, 1, 0) + attrs
+        data = _HDR.pack(_HDR.size + len(body), RTM_NEWRULE, CREATE, self._seq, 0) + body
         self._queue.append((self._seq, data, what))
 
     def shape(self, ifindex: int, rate_bps: int, create: bool, what: str) -> None:

@@ -28,8 +28,14 @@ from harness.backends.netns.plan import Port
 from harness.fabric.model import LinkKind
 
 Hops = tuple[tuple[int, int], ...]  # (wire index, local end 0|1), sorted
-Tables = dict[int, dict[str, Hops]]  # namespace -> IPv4 destination CIDR -> next hops
+Tables = dict[int, dict[str, Hops]]  # namespace -> "CIDR" or "CIDR@table" -> next hops
 INF = 1 << 30
+ALL_RAILS = "10.0.0.0/10"  # every access block (rails 0-63)
+
+
+def port_table(ifindex: int) -> int:
+    """The routing table of a server port (selected by a rule on its source address)."""
+    return 100 + ifindex
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +99,8 @@ def compute(plan: Plan, alive: Alive) -> Tables:
         block = plan.rail_block[int(f.rail[leaf])]
         table = tables[wire.a.ns]
         table[block] = tuple(sorted({*table.get(block, ()), (w, 0)}))
+        # traffic from this port's address (any rail) leaves through it: its own table
+        table[f"{ALL_RAILS}@{port_table(wire.a.ifindex)}"] = ((w, 0),)
     for bond in plan.bonds:
         live = [w for w in bond.members if w in alive.wires and bond.server in alive.elements]
         live = [w for w in live if int(f.link_a[plan.wires[w].link]) in alive.elements]
@@ -145,14 +153,16 @@ class Router:
             if not changes:
                 continue
             batch = self.batches[ns]
-            for dst, hops in sorted(changes.items()):
+            for key, hops in sorted(changes.items()):
+                dst, _, tab = key.partition("@")
+                table = int(tab) if tab else 254
                 net = ipaddress.IPv4Network(dst)
                 batch.route(socket.AF_INET, str(net.network_address), net.prefixlen,
-                            _hops(self.plan, hops, v6=False), f"route {dst}")  # fmt: skip
+                            _hops(self.plan, hops, v6=False), f"route {key}", table)  # fmt: skip
                 if self.ipv6:
                     d6, p6 = _v6_net(dst)
                     batch.route(socket.AF_INET6, d6, p6, _hops(self.plan, hops, v6=True),
-                                f"route {d6}/{p6}")  # fmt: skip
+                                f"route {d6}/{p6}", table)  # fmt: skip
                 sent += 1
             batch.flush(tolerate=frozenset({ESRCH, ENOENT}))
             self.installed[ns] = dict(new)

@@ -1,0 +1,253 @@
+"""Faults made real on an :class:`~harness.backends.netns.emulation.Emulation`.
+
+======================  ================================================================
+fault                   what happens in the namespaces
+======================  ================================================================
+``kill`` switch         every port of it goes admin down (its peers lose carrier)
+``kill`` server / NIC   its interfaces go down (rail NICs, storage members)
+``drain`` switch        the subnet manager routes around it first, then its ports go down
+``cut`` cable           both ends of the veth pair go down
+``optic`` port          that end goes down; the far end sees no carrier
+``degrade`` link        the tbf rate of both ends drops to the remaining fraction
+``bond-member``         that storage member goes down; the bond keeps its other member
+======================  ================================================================
+
+Faults may overlap (a cut cable on a killed leaf): each interface end counts the
+faults holding it down and comes back up only when the last one is reverted.
+Every change is checked against what the kernel reports afterwards; a fault that
+changed nothing is an error, never a silent pass.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass
+from dataclasses import field
+
+from harness.backends.netns.emulation import Emulation
+from harness.backends.netns.routing import Alive
+from harness.backends.netns.routing import compute
+from harness.errors import BackendError
+from harness.fabric.model import Kind
+from harness.faults import AppliedFault
+from harness.faults import FaultKind
+
+SUPPORTED_FAULTS = frozenset({"kill", "drain", "cut", "optic", "degrade", "bond-member"})
+SUPPORTED_ELEMENTS = frozenset(
+    k.label for k in (Kind.NODE, Kind.NIC, Kind.STORAGE_NIC, Kind.LEAF, Kind.SPINE, Kind.CORE,
+                      Kind.STORAGE_SWITCH)  # fmt: skip
+)
+End = tuple[int, int]  # (wire, end)
+
+
+@dataclass(slots=True)
+class _Effect:
+    """What one injected fault did, so that reverting it undoes exactly that."""
+
+    ends: tuple[End, ...] = ()
+    dead: tuple[int, ...] = ()  # elements taken out of forwarding
+    factors: tuple[tuple[int, float], ...] = ()  # (wire, factor)
+
+
+@dataclass(slots=True)
+class FaultEngine:
+    """Applies and reverts faults, and re-sweeps the routes (``routing: sm``)."""
+
+    emu: Emulation
+    sweep_delay: float = 0.0
+    holds: Counter[End] = field(default_factory=Counter)
+    dead: Counter[int] = field(default_factory=Counter)
+    factors: dict[int, list[float]] = field(default_factory=dict)
+    effects: dict[int, _Effect] = field(default_factory=dict)
+    changed_at: float | None = None
+    forced: set[int] = field(default_factory=set)
+
+    # -- what a fault touches ---------------------------------------------------------
+    def _ends_of_element(self, element: int) -> list[End]:
+        plan = self.emu.built
+        f = plan.fabric
+        targets = [element]
+        if Kind(int(f.kind[element])) is Kind.NODE:
+            targets += f.parts_of(element).tolist()
+        out: list[End] = []
+        for e in targets:
+            for w, end in plan.element_ports.get(e, []):
+                out.append((w, end))
+        return out
+
+    def _effect(self, fault: AppliedFault) -> _Effect:
+        plan = self.emu.built
+        f = plan.fabric
+        kind = fault.fault.kind
+        if kind in (FaultKind.KILL, FaultKind.DRAIN, FaultKind.BOND_MEMBER):
+            ends = [e for el in fault.elements for e in self._ends_of_element(el)]
+            dead = list(fault.elements)
+            for el in fault.elements:
+                if Kind(int(f.kind[el])) is Kind.NODE:
+                    dead += f.parts_of(el).tolist()
+            if not ends:
+                what = ", ".join(f.ids[e] for e in fault.elements[:3])
+                msg = f"{kind.value} {what}: nothing of it is realized in the namespaces"
+                raise BackendError(msg)
+            return _Effect(tuple(dict.fromkeys(ends)), tuple(dead))
+        wires = []
+        for link in fault.links:
+            w = plan.wire_of_link.get(link)
+            if w is None:
+                msg = f"{kind.value}: {f.link_ids[link]} is not realized in the namespaces"
+                raise BackendError(msg)
+            wires.append(w)
+        if kind is FaultKind.CUT:
+            return _Effect(tuple((w, e) for w in wires for e in (0, 1)))
+        if kind is FaultKind.OPTIC:
+            ends = []
+            for port in fault.ports:
+                link, end = f.port_index[port]
+                ends.append((plan.wire_of_link[link], end))
+            return _Effect(tuple(ends))
+        if kind is FaultKind.DEGRADE:
+            return _Effect(factors=tuple(zip(wires, fault.factors, strict=True)))
+        msg = f"fault kind {kind.value!r} is not supported on netns"
+        raise BackendError(msg)
+
+    # -- inject / revert ----------------------------------------------------------------
+    def inject(self, fault: AppliedFault) -> None:
+        effect = self._effect(fault)
+        emu = self.emu
+        newly_dead = [e for e in effect.dead if self.dead[e] == 0]
+        for e in effect.dead:
+            self.dead[e] += 1
+        if fault.fault.kind is FaultKind.DRAIN:
+            self.sweep()  # route around it before its links go (a graceful drain)
+        going_down = [e for e in effect.ends if self.holds[e] == 0]
+        for e in effect.ends:
+            self.holds[e] += 1
+        for w, factor in effect.factors:
+            self.factors.setdefault(w, []).append(factor)
+        self.effects[id(fault)] = effect
+        emu.set_admin(going_down, False)
+        rates = self._apply_rates(effect)
+        self._verify_down(going_down)
+        if not going_down and not newly_dead and not rates:
+            msg = (
+                f"{fault.fault.describe()} changed nothing on netns (everything it touches "
+                "was already down or at that rate); refusing a silent pass"
+            )
+            raise BackendError(msg)
+        self.changed_at = time.monotonic()
+
+    def revert(self, fault: AppliedFault) -> None:
+        effect = self.effects.pop(id(fault), None)
+        if effect is None:
+            msg = f"{fault.fault.describe()} was not injected on netns"
+            raise BackendError(msg)
+        coming_up = []
+        for e in effect.ends:
+            self.holds[e] -= 1
+            if self.holds[e] == 0:
+                del self.holds[e]
+                coming_up.append(e)
+        for e in effect.dead:
+            self.dead[e] -= 1
+            if self.dead[e] == 0:
+                del self.dead[e]
+        for w, factor in effect.factors:
+            self.factors[w].remove(factor)
+        self.emu.set_admin(coming_up, True)
+        self._apply_rates(effect)
+        self._verify_up(coming_up)
+        # an admin-down interface lost its static routes: re-push those namespaces
+        self.forced |= {self.emu.port(w, end).ns for w, end in coming_up}
+        self.changed_at = time.monotonic()
+
+    def _apply_rates(self, effect: _Effect) -> list[int]:
+        emu = self.emu
+        changed = []
+        for w, _ in effect.factors:
+            rate = emu.built.wires[w].rate_bps
+            for factor in self.factors.get(w, []):
+                rate = int(rate * factor)
+            if rate != emu.rates[w]:
+                emu.set_rate(w, rate)
+                changed.append(w)
+        for w in changed:
+            for end in (0, 1):
+                p = emu.port(w, end)
+                got = emu.qdisc_rates(p.ns).get(p.ifindex)
+                if got is None or abs(got - emu.rates[w]) > max(8, emu.rates[w] // 1000):
+                    msg = (
+                        f"degrade of {emu.fabric.link_ids[emu.built.wires[w].link]}: the kernel "
+                        f"reports {got} bit/s on {p.ifname}, expected {emu.rates[w]}"
+                    )
+                    raise BackendError(msg)
+        return changed
+
+    def _verify_down(self, ends: list[End]) -> None:
+        emu = self.emu
+        if not ends:
+            return
+        nss = {emu.port(w, e).ns for w, e in ends} | {emu.port(w, 1 - e).ns for w, e in ends}
+        flags = emu.link_flags(nss)
+        for w, end in ends:
+            if any(emu.carrier(w, flags)):
+                here = emu.port(w, end)
+                msg = (
+                    f"{here.ifname} in {emu.built.namespaces[here.ns].name} was set down but the "
+                    f"link {emu.fabric.link_ids[emu.built.wires[w].link]} still has carrier"
+                )
+                raise BackendError(msg)
+
+    def _verify_up(self, ends: list[End]) -> None:
+        emu = self.emu
+        if not ends:
+            return
+        nss = {emu.port(w, e).ns for w, e in ends} | {emu.port(w, 1 - e).ns for w, e in ends}
+        flags = emu.link_flags(nss)
+        for w, end in ends:
+            if (w, 1 - end) in self.holds:
+                continue  # the other end is still held down by another fault
+            if not all(emu.carrier(w, flags)):
+                msg = (
+                    f"{emu.fabric.link_ids[emu.built.wires[w].link]} did not come back up "
+                    f"after the repair of {emu.port(w, end).ifname}"
+                )
+                raise BackendError(msg)
+
+    # -- routing ------------------------------------------------------------------------
+    def alive(self) -> Alive:
+        plan = self.emu.built
+        wires = frozenset(
+            w for w in range(len(plan.wires)) if (w, 0) not in self.holds and (w, 1) not in self.holds
+        )
+        elements = frozenset(range(plan.fabric.n_elements)) - frozenset(self.dead)
+        return Alive(wires, elements)
+
+    def sweep(self) -> int:
+        """Recompute every table from what is alive and install the difference."""
+        router = self.emu.router
+        if router is None:
+            msg = "the emulation is not up"
+            raise BackendError(msg)
+        sent = router.push(compute(self.emu.built, self.alive()), frozenset(self.forced))
+        self.forced.clear()
+        return sent
+
+    def settle(self, timeout: float) -> float:
+        """Sweep after the sweep delay; seconds from the last change to installed routes."""
+        if self.changed_at is None:
+            return 0.0
+        wait = self.changed_at + self.sweep_delay - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        self.sweep()
+        took = time.monotonic() - self.changed_at
+        self.changed_at = None
+        if took > timeout:
+            msg = f"routing took {took:.1f} s to settle, more than the {timeout:g} s allowed"
+            raise BackendError(msg)
+        return took
+
+    def revert_all(self) -> None:
+        """Nothing to undo in the kernel on close: the namespaces are removed whole."""
+        self.effects.clear()
