@@ -759,6 +759,56 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- emulate / clean (netns) ----------------------------------------------------------------
+def _configure_emulate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=("up", "down", "status"), help="bring up, take down, list")
+    p.add_argument("fabric", nargs="?", help="a preset name or fabric file (up, down)")
+    p.add_argument("--scale", type=float, default=1e-3,
+                   help="link rate scale factor (default 0.001: 200 Gb/s -> 200 Mb/s)")  # fmt: skip
+
+
+def _cmd_emulate(args: argparse.Namespace) -> int:
+    from harness.backends.netns import session
+
+    if args.action == "status":
+        runs = session.status()
+        for r in runs:
+            print(f"{r.run_id}  {r.fabric}  {r.purpose}  {r.state}  {r.namespaces} namespaces"
+                  f"  ({r.names_file})")  # fmt: skip
+        if not runs:
+            print("no emulations (the ledger is empty)")
+        return EXIT_OK
+    if not args.fabric:
+        raise ScenarioError(f"harness emulate {args.action} needs a FABRIC (a preset or file)")
+    if args.action == "down":
+        for rid in session.down(_load_fabric(args.fabric).name):
+            print(f"took down run {rid}")
+        return EXIT_OK
+    emu = session.up(_load_fabric(args.fabric), scale=args.scale)
+    for line in session.entering_hint(emu):
+        print(line)
+    print(f"take it down with:  harness emulate down {args.fabric}")
+    return EXIT_OK
+
+
+def _configure_clean(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--include-emulations", action="store_true",
+                   help="also take down emulations left up by `harness emulate up`")  # fmt: skip
+
+
+def _cmd_clean(args: argparse.Namespace) -> int:
+    from harness.ledger import clean
+
+    report = clean(include_detached=args.include_emulations)
+    for rid, removed in report.removed.items():
+        print(f"run {rid}: removed {len(removed)} objects" + (f" ({removed[0]}, ...)" if removed else ""))
+    for rid in report.live:
+        print(f"run {rid}: still running or up, left alone")
+    if not report.removed and not report.live:
+        print("nothing to clean")
+    return EXIT_OK
+
+
 # -- the table ----------------------------------------------------------------------------
 COMMANDS: tuple[Command, ...] = (
     Command("run", "run scenarios and report what survived", _configure_run, _cmd_run),
@@ -785,6 +835,10 @@ COMMANDS: tuple[Command, ...] = (
         _configure_export,
         _cmd_export,
     ),
+    Command("emulate", "bring a fabric up in network namespaces (root)", _configure_emulate,
+            _cmd_emulate),  # fmt: skip
+    Command("clean", "remove what crashed runs left on this host (ledger-driven)",
+            _configure_clean, _cmd_clean),  # fmt: skip
 )
 
 

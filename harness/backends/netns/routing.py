@@ -15,8 +15,10 @@ flushed (an admin-down removes the static routes through that interface).
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import socket
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,11 +27,15 @@ from harness.backends.netns.netlink import ESRCH
 from harness.backends.netns.netlink import Batch
 from harness.backends.netns.plan import Plan
 from harness.backends.netns.plan import Port
+from harness.errors import BackendError
 from harness.fabric.model import LinkKind
 
 Hops = tuple[tuple[int, int], ...]  # (wire index, local end 0|1), sorted
 Tables = dict[int, dict[str, Hops]]  # namespace -> "CIDR" or "CIDR@table" -> next hops
 INF = 1 << 30
+SETTLE_RETRY_S = 3.0
+EHOSTUNREACH = errno.EHOSTUNREACH
+ENETUNREACH = errno.ENETUNREACH
 ALL_RAILS = "10.0.0.0/10"  # every access block (rails 0-63)
 
 
@@ -152,6 +158,20 @@ class Router:
             }
             if not changes:
                 continue
+            sent += len(changes)
+            self._send(ns, changes)
+            self.installed[ns] = dict(new)
+        return sent
+
+    def _send(self, ns: int, changes: dict[str, Hops]) -> None:
+        """Send one namespace's changes; retry while a repaired link's addresses settle.
+
+        An interface that just came back up has its IPv6 addresses tentative for a
+        moment (the kernel's addrconf work runs asynchronously), and a route via a
+        gateway on it fails with EHOSTUNREACH until then.
+        """
+        deadline = time.monotonic() + SETTLE_RETRY_S
+        while True:
             batch = self.batches[ns]
             for key, hops in sorted(changes.items()):
                 dst, _, tab = key.partition("@")
@@ -163,10 +183,14 @@ class Router:
                     d6, p6 = _v6_net(dst)
                     batch.route(socket.AF_INET6, d6, p6, _hops(self.plan, hops, v6=True),
                                 f"route {d6}/{p6}", table)  # fmt: skip
-                sent += 1
-            batch.flush(tolerate=frozenset({ESRCH, ENOENT}))
-            self.installed[ns] = dict(new)
-        return sent
+            try:
+                batch.flush(tolerate=frozenset({ESRCH, ENOENT}))
+                return
+            except BackendError as err:
+                code = getattr(err.cause, "errno", None)
+                if code not in (EHOSTUNREACH, ENETUNREACH) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     def counts(self) -> tuple[int, int]:
         """(routes, next hops) installed per address family."""

@@ -1,0 +1,127 @@
+"""``harness emulate up|down|status`` and ``harness clean``: emulations for interactive use.
+
+``up`` builds a fabric in namespaces, marks its run *detached* in the ledger
+(so ``harness clean`` leaves it alone) and returns; the namespaces stay until
+``down``.  ``status`` lists every run the ledger knows, live or left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from harness.backends.netns import nsutil
+from harness.backends.netns.emulation import Emulation
+from harness.backends.netns.plan import DEFAULT_SCALE
+from harness.errors import BackendError
+from harness.fabric.model import Fabric
+from harness.ledger import Ledger
+from harness.ledger import process_alive_owner
+from harness.ledger import run_ids
+from harness.ledger import run_is_live
+from harness.ledger import state_root
+from harness.ledger import teardown_entries
+
+
+@contextlib.contextmanager
+def cleanup_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP end the process through ``finally`` blocks (cleanup runs).
+
+    SIGINT already raises KeyboardInterrupt; SIGKILL cannot be caught, which is
+    what the ledger and ``harness clean`` are for.
+    """
+
+    def _raise(signum: int, _frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    old = {s: signal.signal(s, _raise) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    run_id: str
+    fabric: str
+    purpose: str
+    state: str  # running | up (detached) | left behind
+    namespaces: int
+    names_file: Path
+
+
+def status(root: Path | None = None) -> list[RunInfo]:
+    root = root or state_root()
+    present = nsutil.list_netns()
+    out = []
+    for rid in run_ids(root):
+        ledger = Ledger(rid, root)
+        try:
+            owner = ledger.owner()
+        except (FileNotFoundError, json.JSONDecodeError):
+            owner = {}
+        if owner.get("detached"):
+            state = "up"
+        elif run_is_live(ledger):
+            state = "running"
+        else:
+            state = "left behind (harness clean removes it)"
+        n = len(ledger.names("netns") & present)
+        out.append(RunInfo(rid, str(owner.get("fabric", "?")), str(owner.get("purpose", "?")),
+                           state, n, ledger.dir / "names.json"))  # fmt: skip
+    return out
+
+
+def up(fabric: Fabric, *, scale: float = DEFAULT_SCALE, root: Path | None = None) -> Emulation:
+    """Build ``fabric`` and leave it running (detached) after this process ends."""
+    emu = Emulation(fabric, scale=scale, purpose="emulate", root=root)
+    with cleanup_on_signals():
+        emu.up()
+        assert emu.ledger is not None
+        emu.ledger.detach(timings=emu.timings.phases)
+    return emu
+
+
+def down(fabric_name: str, root: Path | None = None) -> list[str]:
+    """Take down every detached emulation of ``fabric_name``; returns the run ids."""
+    root = root or state_root()
+    done = []
+    for rid in run_ids(root):
+        ledger = Ledger(rid, root)
+        try:
+            owner = ledger.owner()
+        except (FileNotFoundError, json.JSONDecodeError):
+            continue
+        if owner.get("purpose") != "emulate" or owner.get("fabric") != fabric_name:
+            continue
+        if not owner.get("detached") and process_alive_owner(owner):
+            continue  # still being brought up by a live process
+        teardown_entries(ledger, nsutil)
+        ledger.release()
+        done.append(rid)
+    if not done:
+        msg = f"no emulation of {fabric_name!r} is up (see `harness emulate status`)"
+        raise BackendError(msg)
+    return done
+
+
+def entering_hint(emu: Emulation) -> list[str]:
+    """How to get into the namespaces of a running emulation."""
+    plan = emu.built
+    first_server = next(n for n in plan.namespaces if n.role == "server")
+    first_switch = next(n for n in plan.namespaces if n.role == "switch")
+    assert emu.ledger is not None
+    return [
+        f"run {emu.ledger.run_id}: {plan.describe()}",
+        f"built in {emu.timings.text()}",
+        f"enter a server:  ip netns exec {first_server.name} bash",
+        f"see a switch's routes:  ip -n {first_switch.name} route",
+        f"namespace -> element ids:  {emu.ledger.dir / 'names.json'}",
+    ]

@@ -1,0 +1,73 @@
+"""Fixtures for the netns backend tests (most need root: marked ``privileged``, run in CI).
+
+:func:`host_snapshot` records what the host has (namespaces, root-namespace
+links, processes living in any harness namespace) so a test can check that a
+run -- clean, interrupted or SIGKILLed and then cleaned -- left exactly that.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from harness.backends.netns import nsutil
+from harness.fabric.generators import two_tier
+from harness.fabric.model import Fabric
+from harness.ledger import processes_in_netns
+
+
+@dataclass(frozen=True)
+class Host:
+    namespaces: frozenset[str]
+    root_links: frozenset[str]
+
+    @classmethod
+    def now(cls) -> Host:
+        return cls(frozenset(nsutil.list_netns()), frozenset(os.listdir("/sys/class/net")))
+
+
+def assert_host_like(before: Host, run_ids: list[str]) -> None:
+    """Nothing of these runs is left: no namespace, no root link, no process in them."""
+    after = Host.now()
+    ours = {n for n in after.namespaces for rid in run_ids if n.startswith(f"{rid}-")}
+    assert not ours, f"namespaces left behind: {sorted(ours)[:5]}"
+    # namespaces that existed before and are not ours are untouched
+    others_before = {n for n in before.namespaces if not any(n.startswith(r) for r in run_ids)}
+    gone = {n for n in others_before if not (nsutil.NETNS_RUN_DIR / n).exists()}
+    assert not gone or all(not n.startswith("h") for n in gone), gone
+    assert before.root_links <= after.root_links | _vanished_by_others(before), (
+        "a root-namespace link disappeared"
+    )
+    new_links = after.root_links - before.root_links
+    assert not {x for x in new_links if x.startswith(("r", "p", "st", "s"))}, new_links
+
+
+def _vanished_by_others(before: Host) -> frozenset[str]:
+    # other engineers' containers may take their own host veths (vethXXXX) away meanwhile
+    return frozenset(x for x in before.root_links if x.startswith(("veth", "docker", "br-")))
+
+
+@pytest.fixture
+def host() -> Host:
+    return Host.now()
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private ledger root, so `clean` in a test sees only the test's runs."""
+    root = tmp_path / "state"
+    monkeypatch.setenv("HARNESS_STATE_DIR", str(root))
+    return root
+
+
+@pytest.fixture(scope="session")
+def small() -> Fabric:
+    """2 SUs x 4 servers, 4 rails, 8 leaves, 2 spines, storage: 19 namespaces."""
+    return two_tier(sus=2, nodes_per_su=4, spines=2, leaf_radix=8, name="small")
+
+
+def no_processes_in(inodes: set[int]) -> bool:
+    return not processes_in_netns(inodes)
