@@ -763,8 +763,12 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def _configure_emulate(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("up", "down", "status"), help="bring up, take down, list")
     p.add_argument("fabric", nargs="?", help="a preset name or fabric file (up, down)")
-    p.add_argument("--scale", type=float, default=1e-3,
-                   help="link rate scale factor (default 0.001: 200 Gb/s -> 200 Mb/s)")  # fmt: skip
+    p.add_argument(
+        "--scale",
+        type=float,
+        default=1e-3,
+        help="link rate scale factor (default 0.001: 200 Gb/s -> 200 Mb/s)",
+    )
 
 
 def _cmd_emulate(args: argparse.Namespace) -> int:
@@ -773,13 +777,16 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
     if args.action == "status":
         runs = session.status()
         for r in runs:
-            print(f"{r.run_id}  {r.fabric}  {r.purpose}  {r.state}  {r.namespaces} namespaces"
-                  f"  ({r.names_file})")  # fmt: skip
+            print(
+                f"{r.run_id}  {r.fabric}  {r.purpose}  {r.state}  {r.namespaces} namespaces"
+                f"  ({r.names_file})"
+            )
         if not runs:
             print("no emulations (the ledger is empty)")
         return EXIT_OK
     if not args.fabric:
-        raise ScenarioError(f"harness emulate {args.action} needs a FABRIC (a preset or file)")
+        msg = f"harness emulate {args.action} needs a FABRIC (a preset or a fabric file)"
+        raise ScenarioError(msg)
     if args.action == "down":
         for rid in session.down(_load_fabric(args.fabric).name):
             print(f"took down run {rid}")
@@ -792,8 +799,11 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
 
 
 def _configure_clean(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--include-emulations", action="store_true",
-                   help="also take down emulations left up by `harness emulate up`")  # fmt: skip
+    p.add_argument(
+        "--include-emulations",
+        action="store_true",
+        help="also take down emulations left up by `harness emulate up`",
+    )
 
 
 def _cmd_clean(args: argparse.Namespace) -> int:
@@ -801,7 +811,10 @@ def _cmd_clean(args: argparse.Namespace) -> int:
 
     report = clean(include_detached=args.include_emulations)
     for rid, removed in report.removed.items():
-        print(f"run {rid}: removed {len(removed)} objects" + (f" ({removed[0]}, ...)" if removed else ""))
+        print(
+            f"run {rid}: removed {len(removed)} objects"
+            + (f" ({removed[0]}, ...)" if removed else "")
+        )
     for rid in report.live:
         print(f"run {rid}: still running or up, left alone")
     if not report.removed and not report.live:
@@ -835,10 +848,18 @@ COMMANDS: tuple[Command, ...] = (
         _configure_export,
         _cmd_export,
     ),
-    Command("emulate", "bring a fabric up in network namespaces (root)", _configure_emulate,
-            _cmd_emulate),  # fmt: skip
-    Command("clean", "remove what crashed runs left on this host (ledger-driven)",
-            _configure_clean, _cmd_clean),  # fmt: skip
+    Command(
+        "emulate",
+        "bring a fabric up in network namespaces (root)",
+        _configure_emulate,
+        _cmd_emulate,
+    ),
+    Command(
+        "clean",
+        "remove what crashed runs left on this host (ledger-driven)",
+        _configure_clean,
+        _cmd_clean,
+    ),
 )
 
 

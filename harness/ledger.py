@@ -297,7 +297,7 @@ def kill_process(pid: int, start_ticks: int | None, timeout: float = 3.0) -> boo
 
 def processes_in_netns(inodes: set[int]) -> list[tuple[int, int]]:
     """(pid, start ticks) of every process living in one of these network namespaces."""
-    out = []
+    out: list[tuple[int, int]] = []
     if not inodes:
         return out
     for entry in os.scandir("/proc"):

@@ -63,12 +63,14 @@ def test_namespaces_and_routes_exist(emu: Emulation) -> None:
     names = nsutil.list_netns()
     assert {n.name for n in plan.namespaces} <= names
     leaf = next(n for n in plan.namespaces if n.tier == 0)
-    out = subprocess.run(["ip", "-n", leaf.name, "route"], capture_output=True, text=True,
-                         check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        ["ip", "-n", leaf.name, "route"], capture_output=True, text=True, check=True
+    ).stdout
     assert "nexthop via" in out  # ECMP over both spines
     assert not [ln for ln in out.splitlines() if "linkdown" in ln]
-    out6 = subprocess.run(["ip", "-n", leaf.name, "-6", "route"], capture_output=True, text=True,
-                          check=True).stdout  # fmt: skip
+    out6 = subprocess.run(
+        ["ip", "-n", leaf.name, "-6", "route"], capture_output=True, text=True, check=True
+    ).stdout
     assert "fd68:6172:6e65::" in out6
 
 
@@ -87,8 +89,9 @@ FAULTS = [  # (fault, whether the model predicts lost pairs)
 
 
 @pytest.mark.parametrize(("raw", "loses"), FAULTS, ids=[str(r) for r, _ in FAULTS])
-def test_fault_measured_as_predicted_and_reverted(emu: Emulation, small: Fabric,
-                                                  raw: dict[str, object], loses: bool) -> None:  # fmt: skip
+def test_fault_measured_as_predicted_and_reverted(
+    emu: Emulation, small: Fabric, raw: dict[str, object], loses: bool
+) -> None:
     eng = FaultEngine(emu)
     applied = Fault.parse(raw).resolve(small)
     pairs = _pairs(small)
@@ -97,8 +100,11 @@ def test_fault_measured_as_predicted_and_reverted(emu: Emulation, small: Fabric,
     state = FaultState.healthy(small).inject(applied)
     want = _predicted(small, state, pairs)
     got = [p.ok for p in probe(emu, pairs, timeout=0.3, rounds=2)]
-    diff = [(small.ids[a], small.ids[b], w) for (a, b), w, g in zip(pairs, want, got, strict=True)
-            if w != g]  # fmt: skip
+    diff = [
+        (small.ids[a], small.ids[b], w)
+        for (a, b), w, g in zip(pairs, want, got, strict=True)
+        if w != g
+    ]
     assert not diff, diff[:5]
     assert (False in want) is loses
     assert eng.alive() != emu.alive_all()  # the fault took effect in the emulation
@@ -107,8 +113,9 @@ def test_fault_measured_as_predicted_and_reverted(emu: Emulation, small: Fabric,
     assert all(p.ok for p in probe(emu, pairs))
 
 
-def test_overlapping_faults_come_back_only_when_both_are_reverted(emu: Emulation,
-                                                                  small: Fabric) -> None:  # fmt: skip
+def test_overlapping_faults_come_back_only_when_both_are_reverted(
+    emu: Emulation, small: Fabric
+) -> None:
     eng = FaultEngine(emu)
     leaf = Fault.parse({"kill": "su01/leaf-r0"}).resolve(small)
     cable = Fault.parse({"cut": "su01/node01/nic0:1--su01/leaf-r0:1"}).resolve(small)
@@ -139,8 +146,7 @@ def test_degrade_changes_the_shaped_rate(emu: Emulation, small: Fabric) -> None:
     assert emu.qdisc_rates(port.ns)[port.ifindex] == 200_000_000
 
 
-def test_bond_member_keeps_storage_reachable_over_the_other(emu: Emulation,
-                                                             small: Fabric) -> None:  # fmt: skip
+def test_bond_member_keeps_storage_reachable_over_the_other(emu: Emulation, small: Fabric) -> None:
     eng = FaultEngine(emu)
     server = small.index["su01/node01"]
     bond = next(b for b in emu.built.bonds if b.server == server)
@@ -148,14 +154,19 @@ def test_bond_member_keeps_storage_reachable_over_the_other(emu: Emulation,
     eng.inject(member)
     eng.settle(30)
     ns = emu.built.namespaces[bond.host.ns].name
-    route = subprocess.run(["ip", "-n", ns, "route", "get", bond.switch.v4], capture_output=True,
-                           text=True, check=True).stdout  # fmt: skip
+    route = subprocess.run(
+        ["ip", "-n", ns, "route", "get", bond.switch.v4], capture_output=True, text=True, check=True
+    ).stdout
     assert "st1" in route
     both = Fault.parse({"bond-member": "su01/node01/stor1"}).resolve(small)
     eng.inject(both)
     eng.settle(30)
-    gone = subprocess.run(["ip", "-n", ns, "route", "get", bond.switch.v4], capture_output=True,
-                          text=True)  # fmt: skip
+    gone = subprocess.run(
+        ["ip", "-n", ns, "route", "get", bond.switch.v4],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert gone.returncode != 0  # no member left: the storage bond is down
     eng.revert(both)
     eng.revert(member)

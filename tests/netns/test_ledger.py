@@ -26,7 +26,8 @@ from tests.netns.conftest import assert_host_like
 
 def test_entries_are_written_before_and_read_back(state_dir: Path) -> None:
     led = Ledger.create("test")
-    assert led.run_id.startswith("h") and len(led.run_id) == 6
+    assert led.run_id.startswith("h")
+    assert len(led.run_id) == 6
     led.record("netns", f"{led.run_id}-a")
     led.record("process", "123", start_ticks=1)
     assert led.names("netns") == {f"{led.run_id}-a"}
@@ -52,13 +53,21 @@ def test_two_runs_get_different_ids(state_dir: Path) -> None:
 def test_dead_owner_is_detected_and_cleaned_live_one_left_alone(state_dir: Path) -> None:
     live = Ledger.create("test")
     child = subprocess.run(
-        [sys.executable, "-c", "from harness.ledger import Ledger; print(Ledger.create('x').run_id)"],
-        capture_output=True, text=True, check=True, env={**os.environ},
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "from harness.ledger import Ledger; print(Ledger.create('x').run_id)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ},
+    )
     dead_id = child.stdout.strip()
     assert not run_is_live(Ledger(dead_id, state_dir))
     report = clean()
-    assert dead_id in report.removed and live.run_id in report.live
+    assert dead_id in report.removed
+    assert live.run_id in report.live
     assert run_ids() == [live.run_id]
     live.release()
 
@@ -114,8 +123,12 @@ _RUNNER = textwrap.dedent(
 def _start(mode: str, tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
     script = tmp_path / "runner.py"
     script.write_text(_RUNNER)
-    proc = subprocess.Popen([sys.executable, str(script), mode], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, str(script), mode],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     rid = proc.stdout.readline().strip()
     assert rid, proc.stderr.read() if proc.stderr else ""
@@ -123,8 +136,9 @@ def _start(mode: str, tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
 
 
 @pytest.mark.privileged
-def test_sigkill_then_harness_clean_leaves_the_host_as_it_was(state_dir: Path, host: Host,
-                                                              tmp_path: Path) -> None:  # fmt: skip
+def test_sigkill_then_harness_clean_leaves_the_host_as_it_was(
+    state_dir: Path, host: Host, tmp_path: Path
+) -> None:
     proc, rid = _start("sleep", tmp_path)
     assert any(n.startswith(f"{rid}-") for n in nsutil.list_netns())
     proc.send_signal(signal.SIGKILL)
@@ -137,8 +151,9 @@ def test_sigkill_then_harness_clean_leaves_the_host_as_it_was(state_dir: Path, h
 
 @pytest.mark.privileged
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "exception"])
-def test_signals_and_exceptions_clean_up(state_dir: Path, host: Host, tmp_path: Path,
-                                         how: str) -> None:  # fmt: skip
+def test_signals_and_exceptions_clean_up(
+    state_dir: Path, host: Host, tmp_path: Path, how: str
+) -> None:
     proc, rid = _start("raise" if how == "exception" else "sleep", tmp_path)
     if how != "exception":
         proc.send_signal(getattr(signal, how))

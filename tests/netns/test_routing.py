@@ -65,15 +65,19 @@ def test_dead_spine_and_cut_cable_are_routed_around() -> None:
     a, b = f.index["su01/leaf-r0"], f.index["su02/leaf-r0"]
     assert [f.ids[x[1]] for x in _walk(p, t, a, b)] == ["spine-02"]
     # cut leaf b's cable to spine-2 too: nothing left between them
-    cut = next(w for w, wire in enumerate(p.wires)
-               if {int(f.link_a[wire.link]), int(f.link_b[wire.link])} == {b, f.index["spine-02"]})  # fmt: skip
+    cut = next(
+        w
+        for w, wire in enumerate(p.wires)
+        if {int(f.link_a[wire.link]), int(f.link_b[wire.link])} == {b, f.index["spine-02"]}
+    )
     t2 = compute(p, Alive(alive.wires - {cut}, alive.elements))
     assert p.leaf_block[b] not in t2[p.ns_of[a]]
 
 
 def test_three_tier_paths_are_valley_free_and_loop_free() -> None:
-    f = three_tier(sus=4, nodes_per_su=2, node="a800", sus_per_pod=2, spines_per_pod=2,
-                   radix=16, storage=False)  # fmt: skip
+    f = three_tier(
+        sus=4, nodes_per_su=2, node="a800", sus_per_pod=2, spines_per_pod=2, radix=16, storage=False
+    )
     p = Plan(f, "ht")
     t = compute(p, _all(p))
     leaves = f.leaves.tolist()

@@ -151,8 +151,10 @@ class Emulation:
             for n in plan.namespaces:
                 self.fds.append(self._ns.create(n.name))
             self.ledger.record_many(
-                [Entry("netns-created", n.name, {"inode": nsutil.netns_inode(fd)})
-                 for n, fd in zip(plan.namespaces, self.fds, strict=True)]  # fmt: skip
+                [
+                    Entry("netns-created", n.name, {"inode": nsutil.netns_inode(fd)})
+                    for n, fd in zip(plan.namespaces, self.fds, strict=True)
+                ]
             )
             for i, n in enumerate(plan.namespaces):
                 with self._ns.entered(self.fds[i]):
@@ -165,8 +167,14 @@ class Emulation:
         with self._phase("links"):
             for w, wire in enumerate(plan.wires):
                 a, b = wire.a, wire.b
-                self.batches[a.ns].veth(a.ifindex, a.ifname, b.ifindex, b.ifname, self.fds[b.ns],
-                                        f"veth {a.ifname}<->{b.ifname} ({self._link_id(w)})")  # fmt: skip
+                self.batches[a.ns].veth(
+                    a.ifindex,
+                    a.ifname,
+                    b.ifindex,
+                    b.ifname,
+                    self.fds[b.ns],
+                    what=f"veth {a.ifname}<->{b.ifname} ({self._link_id(w)})",
+                )
             self._flush_all()
         with self._phase("addresses+tc"):
             for i in range(len(plan.namespaces)):
@@ -175,8 +183,9 @@ class Emulation:
                 self.rates[w] = wire.rate_bps
                 for end, port in ((0, wire.a), (1, wire.b)):
                     self._address(port)
-                    self.batches[port.ns].shape(port.ifindex, wire.rate_bps, True,
-                                                f"tbf on {port.ifname}")  # fmt: skip
+                    self.batches[port.ns].shape(
+                        port.ifindex, wire.rate_bps, True, f"tbf on {port.ifname}"
+                    )
                     self.batches[port.ns].set_up(port.ifindex, True, f"{port.ifname} up")
                     self.admin_up[w, end] = True
             for bond in plan.bonds:
@@ -185,10 +194,13 @@ class Emulation:
             for ports in plan.nic_ports.values():
                 for p in ports:
                     tab = port_table(p.ifindex)
-                    self.batches[p.ns].rule(socket.AF_INET, p.v4, 32, tab, 100, f"rule {p.v4}")
+                    self.batches[p.ns].rule(
+                        socket.AF_INET, p.v4, 32, table=tab, priority=100, what=f"rule {p.v4}"
+                    )
                     if self.ipv6:
-                        self.batches[p.ns].rule(socket.AF_INET6, p.v6, 128, tab, 100,
-                                                f"rule {p.v6}")  # fmt: skip
+                        self.batches[p.ns].rule(
+                            socket.AF_INET6, p.v6, 128, table=tab, priority=100, what=f"rule {p.v6}"
+                        )
             self._flush_all()
         with self._phase("routes"):
             self.router = Router(plan, self.batches, ipv6=self.ipv6)
@@ -247,7 +259,9 @@ class Emulation:
 
     def alive_all(self) -> Alive:
         assert self.plan is not None
-        return Alive(frozenset(range(len(self.plan.wires))), frozenset(range(self.fabric.n_elements)))
+        return Alive(
+            frozenset(range(len(self.plan.wires))), frozenset(range(self.fabric.n_elements))
+        )
 
     def port(self, wire: int, end: int) -> Port:
         w = self.built.wires[wire]

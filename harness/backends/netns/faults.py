@@ -35,8 +35,16 @@ from harness.faults import FaultKind
 
 SUPPORTED_FAULTS = frozenset({"kill", "drain", "cut", "optic", "degrade", "bond-member"})
 SUPPORTED_ELEMENTS = frozenset(
-    k.label for k in (Kind.NODE, Kind.NIC, Kind.STORAGE_NIC, Kind.LEAF, Kind.SPINE, Kind.CORE,
-                      Kind.STORAGE_SWITCH)  # fmt: skip
+    k.label
+    for k in (
+        Kind.NODE,
+        Kind.NIC,
+        Kind.STORAGE_NIC,
+        Kind.LEAF,
+        Kind.SPINE,
+        Kind.CORE,
+        Kind.STORAGE_SWITCH,
+    )
 )
 End = tuple[int, int]  # (wire, end)
 
@@ -106,18 +114,15 @@ class FaultEngine:
                 link, end = f.port_index[port]
                 ends.append((plan.wire_of_link[link], end))
             return _Effect(tuple(ends))
-        if kind is FaultKind.DEGRADE:
-            return _Effect(factors=tuple(zip(wires, fault.factors, strict=True)))
-        msg = f"fault kind {kind.value!r} is not supported on netns"
-        raise BackendError(msg)
+        return _Effect(factors=tuple(zip(wires, fault.factors, strict=True)))  # degrade
 
     # -- inject / revert ----------------------------------------------------------------
     def inject(self, fault: AppliedFault) -> None:
         effect = self._effect(fault)
         emu = self.emu
-        newly_dead = [e for e in effect.dead if self.dead[e] == 0]
-        for e in effect.dead:
-            self.dead[e] += 1
+        newly_dead = [el for el in effect.dead if self.dead[el] == 0]
+        for el in effect.dead:
+            self.dead[el] += 1
         if fault.fault.kind is FaultKind.DRAIN:
             self.sweep()  # route around it before its links go (a graceful drain)
         going_down = [e for e in effect.ends if self.holds[e] == 0]
@@ -148,10 +153,10 @@ class FaultEngine:
             if self.holds[e] == 0:
                 del self.holds[e]
                 coming_up.append(e)
-        for e in effect.dead:
-            self.dead[e] -= 1
-            if self.dead[e] == 0:
-                del self.dead[e]
+        for el in effect.dead:
+            self.dead[el] -= 1
+            if self.dead[el] == 0:
+                del self.dead[el]
         for w, factor in effect.factors:
             self.factors[w].remove(factor)
         self.emu.set_admin(coming_up, True)
@@ -218,7 +223,9 @@ class FaultEngine:
     def alive(self) -> Alive:
         plan = self.emu.built
         wires = frozenset(
-            w for w in range(len(plan.wires)) if (w, 0) not in self.holds and (w, 1) not in self.holds
+            w
+            for w in range(len(plan.wires))
+            if (w, 0) not in self.holds and (w, 1) not in self.holds
         )
         elements = frozenset(range(plan.fabric.n_elements)) - frozenset(self.dead)
         return Alive(wires, elements)

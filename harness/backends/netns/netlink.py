@@ -64,6 +64,7 @@ def _nla(kind: int, payload: bytes) -> bytes:
     length = 4 + len(payload)
     return struct.pack("=HH", length, kind) + payload + b"\0" * ((4 - length % 4) % 4)
 
+
 CREATE = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL
 REPLACE = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE
 CHANGE = NLM_F_REQUEST | NLM_F_ACK
@@ -94,24 +95,47 @@ class Batch:
         msg.encode()
         self._queue.append((self._seq, bytes(msg.data), what))
 
-    def veth(self, ifindex: int, name: str, peer_index: int, peer_name: str, peer_ns_fd: int,
-             what: str) -> None:  # fmt: skip
+    def veth(
+        self,
+        ifindex: int,
+        name: str,
+        peer_index: int,
+        peer_name: str,
+        peer_ns_fd: int,
+        *,
+        what: str,
+    ) -> None:
         m = ifinfmsg()
         m["index"] = ifindex
-        peer = {"index": peer_index,
-                "attrs": [["IFLA_IFNAME", peer_name], ["IFLA_NET_NS_FD", peer_ns_fd]]}  # fmt: skip
+        peer = {
+            "index": peer_index,
+            "attrs": [["IFLA_IFNAME", peer_name], ["IFLA_NET_NS_FD", peer_ns_fd]],
+        }
         m["attrs"] = [
             ["IFLA_IFNAME", name],
-            ["IFLA_LINKINFO", {"attrs": [["IFLA_INFO_KIND", "veth"],
-                                         ["IFLA_INFO_DATA", {"attrs": [["VETH_INFO_PEER", peer]]}]]}],
-        ]  # fmt: skip
+            [
+                "IFLA_LINKINFO",
+                {
+                    "attrs": [
+                        ["IFLA_INFO_KIND", "veth"],
+                        ["IFLA_INFO_DATA", {"attrs": [["VETH_INFO_PEER", peer]]}],
+                    ]
+                },
+            ],
+        ]
         self.add(m, RTM_NEWLINK, CREATE, what)
 
     def bond(self, ifindex: int, name: str, what: str) -> None:
         m = ifinfmsg()
         m["index"] = ifindex
-        data = {"attrs": [["IFLA_BOND_MODE", 4], ["IFLA_BOND_MIIMON", 100],
-                          ["IFLA_BOND_AD_LACP_RATE", 1], ["IFLA_BOND_XMIT_HASH_POLICY", 1]]}  # fmt: skip
+        data = {
+            "attrs": [
+                ["IFLA_BOND_MODE", 4],
+                ["IFLA_BOND_MIIMON", 100],
+                ["IFLA_BOND_AD_LACP_RATE", 1],
+                ["IFLA_BOND_XMIT_HASH_POLICY", 1],
+            ]
+        }
         m["attrs"] = [
             ["IFLA_IFNAME", name],
             ["IFLA_LINKINFO", {"attrs": [["IFLA_INFO_KIND", "bond"], ["IFLA_INFO_DATA", data]]}],
@@ -142,8 +166,16 @@ class Batch:
             m["flags"] = 0x80  # IFA_F_NODAD: no duplicate address detection on a /127
         self.add(m, RTM_NEWADDR, CREATE, what)
 
-    def route(self, family: int, dst: str, plen: int, hops: list[tuple[int, str]],
-              what: str, table: int = 254) -> None:  # fmt: skip
+    def route(
+        self,
+        family: int,
+        dst: str,
+        plen: int,
+        hops: list[tuple[int, str]],
+        *,
+        what: str,
+        table: int = 254,
+    ) -> None:
         """Install (replace) a route over ``hops`` = [(ifindex, gateway)...]; [] deletes it.
 
         Encoded here with ``struct`` (a 20-way multipath route costs 0.9 ms in
@@ -166,7 +198,9 @@ class Batch:
         data = _HDR.pack(_HDR.size + len(body), msg_type, flags, self._seq, 0) + body
         self._queue.append((self._seq, data, what))
 
-    def rule(self, family: int, src: str, plen: int, table: int, priority: int, what: str) -> None:
+    def rule(
+        self, family: int, src: str, plen: int, *, table: int, priority: int, what: str
+    ) -> None:
         """A policy rule: traffic from ``src`` looks up ``table`` (a NIC's own uplink)."""
         self._seq += 1
         attrs = _nla(FRA_SRC, socket.inet_pton(family, src))
@@ -187,8 +221,9 @@ class Batch:
             m["handle"] = 0x10000
             m["parent"] = 0xFFFFFFFF
             burst = max(16_384, rate_bps // 8 // 100)
-            opts = sched_tbf.get_parameters({"rate": f"{rate_bps}bit", "burst": burst,
-                                             "latency": "50ms"})  # fmt: skip
+            opts = sched_tbf.get_parameters(
+                {"rate": f"{rate_bps}bit", "burst": burst, "latency": "50ms"}
+            )
             m["attrs"] = [["TCA_KIND", "tbf"], ["TCA_OPTIONS", opts]]
             m["header"]["type"] = RTM_NEWQDISC
             m.encode()

@@ -30,8 +30,13 @@ MS_SHARED = 1 << 20
 MNT_DETACH = 2
 
 _libc = ctypes.CDLL(None, use_errno=True)
-_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
-                        ctypes.c_void_p]  # fmt: skip
+_libc.mount.argtypes = [
+    ctypes.c_char_p,
+    ctypes.c_char_p,
+    ctypes.c_char_p,
+    ctypes.c_ulong,
+    ctypes.c_void_p,
+]
 _libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
 _libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
 _libc.unshare.argtypes = [ctypes.c_int]

@@ -195,7 +195,7 @@ class Plan:
         by_su: dict[int, list[int]] = {}
         for sw in storage_sw:
             by_su.setdefault(int(f.su[sw]), []).append(sw)
-        for su, members in sorted(by_su.items()):
+        for _su, members in sorted(by_su.items()):
             self._ns(code_of(f.ids[members[0]]), tuple(members), "storage", -1)
         self._access()
         self._fabric_links()
@@ -240,8 +240,13 @@ class Plan:
             rail = int(f.rail[leaf])
             base = int(ipaddress.IPv4Address(f"10.{rail}.{leaf_no[leaf]}.0")) + 2 * (port - 1)
             sns, lns = self.ns_of[nic], self.ns_of[leaf]
-            a = Port(sns, self._server_ifname(nic, int(f.link_a_port[link])), self._ifindex(sns),
-                     _v4(base, 1), v6_of(_v4(base, 1)))  # fmt: skip
+            a = Port(
+                sns,
+                self._server_ifname(nic, int(f.link_a_port[link])),
+                self._ifindex(sns),
+                _v4(base, 1),
+                v6_of(_v4(base, 1)),
+            )
             b = Port(lns, f"p{port}", self._ifindex(lns), _v4(base, 0), v6_of(_v4(base, 0)))
             self._add_wire(link, a, b)
 
@@ -272,17 +277,21 @@ class Plan:
             w = len(self.wires)
             v4a, v4b = _v4(base, 4 * w + 1), _v4(base, 4 * w)
             a = Port(sns, f"st{m}", self._ifindex(sns), v4a, v6_of(v4a))
-            b = Port(wns, f"s{sw_no[sw]}p{int(f.link_b_port[link])}", self._ifindex(wns),
-                     v4b, v6_of(v4b))  # fmt: skip
+            b = Port(
+                wns, f"s{sw_no[sw]}p{int(f.link_b_port[link])}", self._ifindex(wns), v4b, v6_of(v4b)
+            )
             self._add_wire(link, a, b)
             members.setdefault(server, []).append(w)
         host = int(ipaddress.IPv4Address("10.192.0.0"))
         for i, (server, wires) in enumerate(sorted(members.items())):
             v4s, v4w = _v4(host, 2 * i + 1), _v4(host, 2 * i)
             self.bonds.append(
-                Bond(server, Port(self.ns_of[server], "lo", 1, v4s, v6_of(v4s), 32),
-                     Port(self._storage_ns_of(server), "lo", 1, v4w, v6_of(v4w), 32),
-                     tuple(wires))  # fmt: skip
+                Bond(
+                    server,
+                    Port(self.ns_of[server], "lo", 1, v4s, v6_of(v4s), 32),
+                    Port(self._storage_ns_of(server), "lo", 1, v4w, v6_of(v4w), 32),
+                    tuple(wires),
+                )
             )
 
     def _storage_groups(self) -> list[tuple[int, ...]]:

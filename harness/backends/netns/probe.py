@@ -46,7 +46,7 @@ class Probe:
 def _checksum(data: bytes) -> int:
     if len(data) % 2:
         data += b"\0"
-    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    total: int = sum(struct.unpack(f"!{len(data) // 2}H", data))
     total = (total >> 16) + (total & 0xFFFF)
     total += total >> 16
     return ~total & 0xFFFF
@@ -108,7 +108,7 @@ def probe(
             s.bind((port.v4, 0))
             socks[nic] = s
             by_fd[s.fileno()] = nic
-        return _run(emu, pairs, socks, by_fd, timeout, rounds)
+        return _run(emu, pairs, socks, by_fd, timeout=timeout, rounds=rounds)
     finally:
         for s in socks.values():
             s.close()
@@ -119,6 +119,7 @@ def _run(
     pairs: Sequence[tuple[int, int]],
     socks: dict[int, socket.socket],
     by_fd: dict[int, int],
+    *,
     timeout: float,
     rounds: int,
 ) -> list[Probe]:
@@ -149,8 +150,13 @@ def _run(
                     s.sendto(_echo(ident[a], seq), (dst, 0))
                     sent_at[i] = time.perf_counter()
                 except OSError as err:
-                    if err.errno not in (errno.EAGAIN, errno.ENOBUFS, errno.EHOSTUNREACH,
-                                         errno.ENETUNREACH, errno.EINVAL):  # fmt: skip
+                    if err.errno not in (
+                        errno.EAGAIN,
+                        errno.ENOBUFS,
+                        errno.EHOSTUNREACH,
+                        errno.ENETUNREACH,
+                        errno.EINVAL,
+                    ):
                         raise
         deadline = time.perf_counter() + timeout
         poller = select.poll()
@@ -169,8 +175,8 @@ def _run(
                     if len(data) < ihl + 8 or data[ihl] != ECHO_REPLY:
                         continue
                     rid, seq = struct.unpack_from("!HH", data, ihl + 4)
-                    i = key.get((a, seq)) if rid == ident[a] else None
-                    if i is not None and i in pending:
-                        pending.discard(i)
-                        rtt[i] = (time.perf_counter() - sent_at[i]) * 1000
+                    pos = key.get((a, seq)) if rid == ident[a] else None
+                    if pos is not None and pos in pending:
+                        pending.discard(pos)
+                        rtt[pos] = (time.perf_counter() - sent_at[pos]) * 1000
     return [Probe(a, b, i in rtt, round(rtt.get(i, 0.0), 3)) for i, (a, b) in enumerate(pairs)]

@@ -95,7 +95,9 @@ def compute(plan: Plan, alive: Alive) -> Tables:
             else:
                 hops = [w for w, y in up_adj.get(x, []) if best.get(y, INF) == best[x] - 1]
             if hops:
-                tables[plan.ns_of[x]][block] = tuple(sorted((w, _local_end(plan, w, x)) for w in hops))
+                tables[plan.ns_of[x]][block] = tuple(
+                    sorted((w, _local_end(plan, w, x)) for w in hops)
+                )
     for w, wire in enumerate(plan.wires):
         if wire.kind is not LinkKind.ACCESS or w not in alive.wires:
             continue
@@ -177,12 +179,24 @@ class Router:
                 dst, _, tab = key.partition("@")
                 table = int(tab) if tab else 254
                 net = ipaddress.IPv4Network(dst)
-                batch.route(socket.AF_INET, str(net.network_address), net.prefixlen,
-                            _hops(self.plan, hops, v6=False), f"route {key}", table)  # fmt: skip
+                batch.route(
+                    socket.AF_INET,
+                    str(net.network_address),
+                    net.prefixlen,
+                    _hops(self.plan, hops, v6=False),
+                    what=f"route {key}",
+                    table=table,
+                )
                 if self.ipv6:
                     d6, p6 = _v6_net(dst)
-                    batch.route(socket.AF_INET6, d6, p6, _hops(self.plan, hops, v6=True),
-                                f"route {d6}/{p6}", table)  # fmt: skip
+                    batch.route(
+                        socket.AF_INET6,
+                        d6,
+                        p6,
+                        _hops(self.plan, hops, v6=True),
+                        what=f"route {d6}/{p6}",
+                        table=table,
+                    )
             try:
                 batch.flush(tolerate=frozenset({ESRCH, ENOENT}))
                 return
@@ -197,4 +211,3 @@ class Router:
         routes = sum(len(t) for t in self.installed.values())
         hops = sum(len(h) for t in self.installed.values() for h in t.values())
         return routes, hops
-

@@ -74,8 +74,16 @@ def status(root: Path | None = None) -> list[RunInfo]:
         else:
             state = "left behind (harness clean removes it)"
         n = len(ledger.names("netns") & present)
-        out.append(RunInfo(rid, str(owner.get("fabric", "?")), str(owner.get("purpose", "?")),
-                           state, n, ledger.dir / "names.json"))  # fmt: skip
+        out.append(
+            RunInfo(
+                rid,
+                str(owner.get("fabric", "?")),
+                str(owner.get("purpose", "?")),
+                state,
+                n,
+                ledger.dir / "names.json",
+            )
+        )
     return out
 
 
