@@ -8,6 +8,9 @@ run -- clean, interrupted or SIGKILLed and then cleaned -- left exactly that.
 from __future__ import annotations
 
 import os
+import secrets
+import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,10 +26,13 @@ from harness.ledger import processes_in_netns
 class Host:
     namespaces: frozenset[str]
     root_links: frozenset[str]
+    bystander: str = ""  # a namespace made outside the harness, which it must not touch
 
     @classmethod
-    def now(cls) -> Host:
-        return cls(frozenset(nsutil.list_netns()), frozenset(os.listdir("/sys/class/net")))
+    def now(cls, bystander: str = "") -> Host:
+        return cls(
+            frozenset(nsutil.list_netns()), frozenset(os.listdir("/sys/class/net")), bystander
+        )
 
 
 def assert_host_like(before: Host, run_ids: list[str]) -> None:
@@ -34,10 +40,8 @@ def assert_host_like(before: Host, run_ids: list[str]) -> None:
     after = Host.now()
     ours = {n for n in after.namespaces for rid in run_ids if n.startswith(f"{rid}-")}
     assert not ours, f"namespaces left behind: {sorted(ours)[:5]}"
-    # namespaces that existed before and are not ours are untouched
-    others_before = {n for n in before.namespaces if not any(n.startswith(r) for r in run_ids)}
-    gone = {n for n in others_before if not (nsutil.NETNS_RUN_DIR / n).exists()}
-    assert not gone or all(not n.startswith("h") for n in gone), gone
+    # a namespace the harness did not create is untouched (other runs' may come and go)
+    assert (nsutil.NETNS_RUN_DIR / before.bystander).exists(), "a bystander namespace vanished"
     assert before.root_links <= after.root_links | _vanished_by_others(before), (
         "a root-namespace link disappeared"
     )
@@ -51,8 +55,14 @@ def _vanished_by_others(before: Host) -> frozenset[str]:
 
 
 @pytest.fixture
-def host() -> Host:
-    return Host.now()
+def host() -> Iterator[Host]:
+    """The host now, with a bystander namespace made by `ip netns add` (not in any ledger)."""
+    name = f"bystander-{secrets.token_hex(4)}"
+    subprocess.run(["ip", "netns", "add", name], check=True)
+    try:
+        yield Host.now(name)
+    finally:
+        subprocess.run(["ip", "netns", "del", name], check=True)
 
 
 @pytest.fixture

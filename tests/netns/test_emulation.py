@@ -7,6 +7,7 @@ pair by pair (same-rail and cross-rail), then come back whole after the revert.
 
 from __future__ import annotations
 
+import secrets
 import subprocess
 from collections.abc import Iterator
 
@@ -31,7 +32,9 @@ pytestmark = pytest.mark.privileged
 
 @pytest.fixture(scope="module")
 def emu(small: Fabric) -> Iterator[Emulation]:
-    before = Host.now()
+    name = f"bystander-{secrets.token_hex(4)}"
+    subprocess.run(["ip", "netns", "add", name], check=True)
+    before = Host.now(name)
     e = Emulation(small)
     e.up()
     assert e.ledger is not None
@@ -39,6 +42,7 @@ def emu(small: Fabric) -> Iterator[Emulation]:
     yield e
     e.down()
     assert_host_like(before, [rid])
+    subprocess.run(["ip", "netns", "del", name], check=True)
 
 
 def _pairs(f: Fabric) -> list[tuple[int, int]]:

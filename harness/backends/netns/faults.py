@@ -188,12 +188,15 @@ class FaultEngine:
                     raise BackendError(msg)
         return changed
 
+    def _flags(self, ends: list[End]) -> dict[tuple[int, int], int]:
+        """Interface flags, now, in the namespaces of both ends of every wire touched."""
+        emu = self.emu
+        nss = {emu.port(w, e).ns for w, e in ends} | {emu.port(w, 1 - e).ns for w, e in ends}
+        return emu.link_flags(nss)
+
     def _verify_down(self, ends: list[End]) -> None:
         emu = self.emu
-        if not ends:
-            return
-        nss = {emu.port(w, e).ns for w, e in ends} | {emu.port(w, 1 - e).ns for w, e in ends}
-        flags = emu.link_flags(nss)
+        flags = self._flags(ends) if ends else {}
         for w, end in ends:
             if any(emu.carrier(w, flags)):
                 here = emu.port(w, end)
@@ -205,10 +208,7 @@ class FaultEngine:
 
     def _verify_up(self, ends: list[End]) -> None:
         emu = self.emu
-        if not ends:
-            return
-        nss = {emu.port(w, e).ns for w, e in ends} | {emu.port(w, 1 - e).ns for w, e in ends}
-        flags = emu.link_flags(nss)
+        flags = self._flags(ends) if ends else {}
         for w, end in ends:
             if (w, 1 - end) in self.holds:
                 continue  # the other end is still held down by another fault
