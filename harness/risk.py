@@ -87,6 +87,7 @@ ABSOLUTE = "abs:"
 _RULE = re.compile(r"^\s*(abs\s*:)?\s*([a-z_]+)\s*(>=|<=|==|!=|=|>|<)\s*([-+\d.eE]+)\s*$")
 BUDGET_EXAMPLE = "jobs_lost=0,bandwidth>=0.9 (abs:RULE judges the state after the change)"
 Progress = Callable[[int, int], None]  # (cases done, cases in all)
+MARGIN_CHUNKS = 20  # progress reports per N+1 margin
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,27 +333,46 @@ class RiskReport:
         return not (self.require_margin >= 1 and self.margin_blocking)
 
 
-def _case_values(
-    base: StateSummary,
-    added: StateSummary,
-    before: StateSummary,
-    rel: CaseResult,
-    abs_: CaseResult,
-) -> dict[tuple[str, bool], float]:
-    """The budget metrics of one N+1 case: ``base`` + the case, against ``before``."""
-    out: dict[tuple[str, bool], float] = {
-        ("jobs_lost", False): float(len(added.jobs_lost) + len(rel.jobs_lost)),
-        ("jobs_lost", True): float(len(base.jobs_lost) + len(rel.jobs_lost)),
-        ("gpu_pairs_disconnected", False): float(
-            rel.pairs_disconnected - before.gpu_pairs_disconnected
-        ),
-        ("gpu_pairs_disconnected", True): float(rel.pairs_disconnected),
-    }
-    for c, absolute in ((rel, False), (abs_, True)):
-        out[("bandwidth", absolute)] = c.min_busbw_ratio
-        out[("uplink", absolute)] = c.leaf_uplink_ratio
-        out[("storage", absolute)] = c.storage_ratio
-    return out
+def _case_judge(
+    rules: Sequence[BudgetRule], base: StateSummary, added: StateSummary, before: StateSummary
+) -> Callable[[CaseResult, CaseResult], tuple[str, ...]]:
+    """The rules one N+1 case breaks: ``base`` + the case, against ``before``.
+
+    The judge takes the case as evaluated against the state before the change
+    (``rel``) and against the healthy fabric (``abs_``, for ``abs:`` ratio rules).
+    """
+    lost_rel, lost_abs = len(added.jobs_lost), len(base.jobs_lost)
+    pairs_before = before.gpu_pairs_disconnected
+    read: dict[tuple[str, bool], Callable[[CaseResult, CaseResult], float]] = {
+        ("jobs_lost", False): lambda rel, _: lost_rel + len(rel.jobs_lost),
+        ("jobs_lost", True): lambda rel, _: lost_abs + len(rel.jobs_lost),
+        ("gpu_pairs_disconnected", False): lambda rel, _: rel.pairs_disconnected - pairs_before,
+        ("gpu_pairs_disconnected", True): lambda rel, _: rel.pairs_disconnected,
+        ("bandwidth", False): lambda rel, _: rel.min_busbw_ratio,
+        ("bandwidth", True): lambda _, c: c.min_busbw_ratio,
+        ("uplink", False): lambda rel, _: rel.leaf_uplink_ratio,
+        ("uplink", True): lambda _, c: c.leaf_uplink_ratio,
+        ("storage", False): lambda rel, _: rel.storage_ratio,
+        ("storage", True): lambda _, c: c.storage_ratio,
+    }  # bisection is not judged per case
+    Reader = Callable[[CaseResult, CaseResult], float]
+    judged: list[tuple[str, Expect, Reader, dict[float, bool]]] = [
+        (r.describe(), r.expect, read[(r.metric, r.absolute)], {})
+        for r in rules if (r.metric, r.absolute) in read
+    ]  # fmt: skip
+
+    def judge(rel: CaseResult, abs_: CaseResult) -> tuple[str, ...]:
+        out = []
+        for text, expect, get, seen in judged:
+            value = float(get(rel, abs_))
+            ok = seen.get(value)
+            if ok is None:
+                ok = seen[value] = expect.check(value)  # many cases share a value
+            if not ok:
+                out.append(text)
+        return tuple(out)
+
+    return judge
 
 
 def _margin(
@@ -383,25 +403,28 @@ def _margin(
         abs_ev.prepare()
     up = state.element_up
     cap = state.link_capacity
+    live = [
+        x for x in singles
+        if (up[x.index] if x.kind == "element" else cap[x.index] > 0)
+    ]  # fmt: skip  # what is already down is not a further failure
+    judge = _case_judge(rules, summary, added, before)
     breaking = []
     totals: Counter[str] = Counter()
     hits: Counter[str] = Counter()
-    step = max(1, total // 100)
-    for k, x in enumerate(singles):
-        if progress is not None and (k % step == 0):
-            progress(done + k, total)
-        if x.kind == "element" and not up[x.index]:
-            continue  # already down: not a further failure
-        if x.kind != "element" and cap[x.index] <= 0:
-            continue
-        c = rel_ev.evaluate([x])
-        c_abs = c if abs_ev is rel_ev else abs_ev.evaluate([x])
-        cat = x.category(fabric)
-        totals[cat] += 1
-        broken = breaks(rules, _case_values(summary, added, before, c, c_abs))
-        if broken:
-            hits[cat] += 1
-            breaking.append((c, tuple(broken)))
+    chunk = max(1, -(-len(live) // MARGIN_CHUNKS))
+    for start in range(0, len(live), chunk):
+        if progress is not None:
+            progress(done + round(start * len(singles) / max(len(live), 1)), total)
+        part = live[start : start + chunk]
+        rel = rel_ev.evaluate_singles(part)  # in bulk where it can: the same results
+        absolute = rel if abs_ev is rel_ev else abs_ev.evaluate_singles(part)
+        for x, c, c_abs in zip(part, rel, absolute, strict=True):
+            cat = x.category(fabric)
+            totals[cat] += 1
+            broken = judge(c, c_abs)
+            if broken:
+                hits[cat] += 1
+                breaking.append((c, broken))
     breaking.sort(
         key=lambda item: (
             -len(item[0].jobs_lost),

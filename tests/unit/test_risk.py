@@ -476,3 +476,17 @@ def test_reference_ratios_fast_bulk_and_exact_agree(
     assert [key(c) for c in fast] == [key(c) for c in exact]
     assert [key(c) for c in bulk] == [key(c) for c in exact]
     assert any(c.leaf_uplink_ratio < 1 for c in exact)  # the reference ratios do move
+
+
+def test_progress_callback_counts_the_n_plus_1_cases(capsys: pytest.CaptureFixture[str]) -> None:
+    calls: list[tuple[int, int]] = []
+    r = assess(lab(), resolve_jobs([PER_SU], lab()), "drain spine-01", "jobs_lost=0",
+               progress=lambda done, total: calls.append((done, total)))  # fmt: skip
+    total = 2 * len(single_failures(lab(), DEFAULT_MARGIN_CATEGORIES))
+    assert r.margin_after is not None
+    assert calls[0] == (0, total)
+    assert calls[-1] == (total, total)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    assert {t for _, t in calls} == {total}
+    assert len(calls) > 10
+    assert capsys.readouterr() == ("", "")  # the library prints nothing
