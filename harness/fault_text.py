@@ -14,8 +14,10 @@ fault syntax of scenario steps and state files, in one of three ways:
 * ``@FILE``: a YAML list of faults, the format of a ``--state`` file.
 
 Every fault goes through :meth:`harness.faults.Fault.parse`, the parser of
-scenario steps and state files, and every problem names the input (``--change``
-with line and column, or ``FILE:LINE``).
+scenario steps and state files, and carries its :class:`~harness.errors.Origin`,
+so every problem, also one found when the fault is resolved against a fabric,
+names the input: ``--change`` (with line and column for YAML, and the part in
+brackets when there are several) or ``FILE:LINE``.
 
 >>> from harness.fabric import preset
 >>> [f.describe() for f in parse_faults("drain spine-05,spine-06; kill su02/leaf-r1")]
@@ -29,12 +31,13 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.errors import Origin
 from harness.errors import Problem
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
@@ -52,21 +55,6 @@ _AMOUNT = re.compile(
     r"|(?P<nlanes>\S+)\s+lanes?|(?P<bare>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?))$",
     re.DOTALL,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class WrittenFault:
-    """A fault and where it was written (to locate problems found when it is resolved)."""
-
-    fault: Fault
-    source: str  # "--change", a file path
-    line: int = 0
-    column: int = 0
-    text: str = ""  # the part of the input, for a message
-
-    def problem(self, message: str) -> Problem:
-        prefix = f"{self.text}: " if self.text else ""
-        return Problem(prefix + message, self.source, self.line, self.column)
 
 
 def split_parts(text: str) -> list[str]:
@@ -160,17 +148,14 @@ def _short_form(part: str, where: str) -> dict[str, Any]:
     return {kind: body}
 
 
-def _parse(raw: Any, source: str, line: int, column: int, text: str) -> WrittenFault:
+def _parse(raw: Any, origin: Origin) -> Fault:
     try:
-        return WrittenFault(Fault.parse(raw), source, line, column, text)
+        return dataclasses.replace(Fault.parse(raw), origin=origin)
     except ScenarioError as err:
-        prefix = f"{text}: " if text else ""
-        raise ScenarioError(
-            [Problem(prefix + p.message, source, line, column) for p in err.problems]
-        ) from None
+        raise origin.locate(err) from None
 
 
-def _yaml_part(part: str, source: str, text: str) -> list[WrittenFault]:
+def _yaml_part(part: str, source: str, label: str) -> list[Fault]:
     doc = read_yaml(part, source)
     if doc.problems:
         raise ScenarioError(list(doc.problems))
@@ -180,12 +165,12 @@ def _yaml_part(part: str, source: str, text: str) -> list[WrittenFault]:
         items = [(item, (i,)) for i, item in enumerate(data)]
     else:
         items = [(data, ())]
-    out: list[WrittenFault] = []
+    out: list[Fault] = []
     problems: list[Problem] = []
     for item, path in items:
         line, column = doc.position(path)
         try:
-            out.append(_parse(item, source, line, column, text))
+            out.append(_parse(item, Origin(source, line, column, label)))
         except ScenarioError as err:
             problems.extend(err.problems)
     if problems:
@@ -193,30 +178,30 @@ def _yaml_part(part: str, source: str, text: str) -> list[WrittenFault]:
     return out
 
 
-def read_faults(text: str, what: str = "--change") -> tuple[WrittenFault, ...]:
+def parse_faults(text: str, what: str = "--change") -> tuple[Fault, ...]:
     """Parse fault text (see the module docstring); every problem names ``what``."""
     parts = split_parts(text)
-    out: list[WrittenFault] = []
+    out: list[Fault] = []
     problems: list[Problem] = []
     for part in parts:
         label = part if len(parts) > 1 else ""
         try:
             if part.startswith("@"):
-                path = Path(part[1:].strip())
-                if not part[1:].strip():
+                name = part[1:].strip()
+                if not name:
                     msg = f"{part!r}: give a file after '@', e.g. @change.yaml"
                     raise ScenarioError(Problem(msg, what))
-                items = load_fault_file(path, "fault list")
+                items = load_fault_file(Path(name), "fault list")
                 if not items:
                     msg = "the file lists no fault; write e.g. '- drain: spine-05'"
-                    raise ScenarioError(Problem(msg, str(path), 1, 1))
-                out.extend(WrittenFault(f, str(path), line, 1) for f, line in items)
+                    raise ScenarioError(Problem(msg, name, 1, 1))
+                out.extend(f for f, _ in items)
             elif _YAML_START.match(part):
                 out.extend(_yaml_part(part, what, label))
             else:
-                out.append(_parse(_short_form(part, what), what, 0, 0, label))
+                out.append(_parse(_short_form(part, what), Origin(what, key=label)))
         except ScenarioError as err:
-            problems.extend(p if p.path else Problem(p.message, what) for p in err.problems)
+            problems.extend(Origin(what).locate(err).problems)
     if problems:
         raise ScenarioError(problems)
     if not out:
@@ -225,33 +210,28 @@ def read_faults(text: str, what: str = "--change") -> tuple[WrittenFault, ...]:
     return tuple(out)
 
 
-def parse_faults(text: str, what: str = "--change") -> tuple[Fault, ...]:
-    """The faults of fault text (see the module docstring)."""
-    return tuple(w.fault for w in read_faults(text, what))
-
-
 def resolve_faults(
-    fabric: Fabric, faults: str | Sequence[Fault | AppliedFault | WrittenFault], what: str
+    fabric: Fabric, faults: str | Sequence[Fault | AppliedFault], what: str
 ) -> tuple[AppliedFault, ...]:
-    """Resolve faults (text or parsed) against ``fabric``; every problem, located, at once."""
-    items = read_faults(faults, what) if isinstance(faults, str) else tuple(faults)
+    """Resolve faults (text or parsed) against ``fabric``; every problem, located, at once.
+
+    A parsed fault with no origin of its own is placed at ``what``, with its
+    description (``--change: [drain spine-99] selector ...``).
+    """
+    items = parse_faults(faults, what) if isinstance(faults, str) else tuple(faults)
     out: list[AppliedFault] = []
     problems: list[Problem] = []
     for item in items:
         if isinstance(item, AppliedFault):
             out.append(item)
             continue
-        written = item if isinstance(item, WrittenFault) else WrittenFault(item, what)
         try:
-            out.append(written.fault.resolve(fabric))
+            out.append(item.resolve(fabric))
         except ScenarioError as err:
-            label = written.text or (written.fault.describe() if written.source == what else "")
-            located = WrittenFault(written.fault, written.source, written.line, written.column,
-                                   label)  # fmt: skip
-            problems.extend(located.problem(p.message) for p in err.problems)
+            problems.extend(Origin(what, key=item.describe()).locate(err).problems)
     if problems:
         raise ScenarioError(problems)
     return tuple(out)
 
 
-__all__ = ["WrittenFault", "parse_faults", "read_faults", "resolve_faults", "split_parts"]
+__all__ = ["parse_faults", "resolve_faults", "split_parts"]

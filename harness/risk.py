@@ -58,7 +58,6 @@ from harness.analysis import Analysis
 from harness.errors import ScenarioError
 from harness.expect import Expect
 from harness.fabric.model import Fabric
-from harness.fault_text import WrittenFault
 from harness.fault_text import parse_faults
 from harness.fault_text import resolve_faults
 from harness.faults import AppliedFault
@@ -437,7 +436,7 @@ def _margin(
     return Margin(sum(totals.values()), tuple(breaking), by_cat)
 
 
-FaultsArg = str | Sequence[Fault | AppliedFault | WrittenFault]
+FaultsArg = str | Sequence[Fault | AppliedFault]
 
 
 def assess(

@@ -146,7 +146,7 @@ def test_risk_jobs_file(tmp_path: Path, capsys: Capsys) -> None:
          "error: --change: unknown fault kind 'dran'; did you mean 'drain'?"),
         (["--change", "drain"], "error: --change: 'drain' names no target; write e.g."),
         (["--change", "drain spine-99"],
-         "error: --change: drain spine-99: selector 'spine-99' matches no elements; closest:"),
+         "error: --change: selector 'spine-99' matches no elements; closest:"),
         (["--change", "degrade spine-05"],
          "error: --change: 'degrade spine-05': degrade needs how much is left: write "
          "'degrade TARGETS 0.25'"),

@@ -11,7 +11,6 @@ from harness.errors import ScenarioError
 from harness.fabric import Fabric
 from harness.fabric import preset
 from harness.fault_text import parse_faults
-from harness.fault_text import read_faults
 from harness.fault_text import resolve_faults
 from harness.fault_text import split_parts
 from harness.faults import Fault
@@ -66,7 +65,8 @@ def test_parts_and_yaml_lists(tmp_path: Path) -> None:
     path = tmp_path / "faults.yaml"
     path.write_text(block, encoding="utf-8")
     assert parse_faults(block) == parse_faults(f"@{path}") == tuple(load_state_file(path))
-    assert [(w.source, w.line) for w in read_faults(f"@{path}")] == [(str(path), 1), (str(path), 2)]
+    origins = [f.origin for f in parse_faults(f"@{path}")]
+    assert [(o.path, o.line) for o in origins if o is not None] == [(str(path), 1), (str(path), 2)]
 
 
 def test_split_parts_keeps_brackets_and_quotes() -> None:
@@ -87,24 +87,24 @@ def test_split_parts_keeps_brackets_and_quotes() -> None:
         ("drain {tier: spine", "--change:1:19: YAML syntax error"),
         ("- kill: a\n- kil: b", "--change:2:3: unknown fault kind 'kil'; did you mean 'kill'?"),
         ("kill: a\nkill: b", "--change:2:1: [kill] duplicate key 'kill' (also on line 1)"),
-        ("kill a; [x]", "--change:1:2: [x]: an inject step takes exactly one fault"),
+        ("kill a; [x]", "--change:1:2: [[x]] an inject step takes exactly one fault"),
         ("+++", "--change: cannot read '+++': write KIND TARGETS"),
     ],
 )
 def test_problems_name_the_input(text: str, message: str) -> None:
     with pytest.raises(ScenarioError) as err:
-        read_faults(text)
+        parse_faults(text)
     assert message in str(err.value)
 
 
 def test_every_problem_at_once(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as err:
-        read_faults("dran a; kill; degrade b")
+        parse_faults("dran a; kill; degrade b")
     assert len(err.value.problems) == 3
     path = tmp_path / "empty.yaml"
     path.write_text("[]\n", encoding="utf-8")
     with pytest.raises(ScenarioError, match=r"empty\.yaml:1:1: the file lists no fault"):
-        read_faults(f"@{path}")
+        parse_faults(f"@{path}")
 
 
 def test_resolve_locates_what_matches_nothing(tmp_path: Path) -> None:
@@ -113,8 +113,8 @@ def test_resolve_locates_what_matches_nothing(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as err:
         resolve_faults(seed(), f"@{path}; kill su99/leaf-r0", "--change")
     assert [str(p).split(";")[0] for p in err.value.problems] == [
-        f"{path}:2:1: selector 'spine-99' matches no elements",
-        "--change: kill su99/leaf-r0: selector 'su99/leaf-r0' matches no elements",
+        f"{path}:2:3: selector 'spine-99' matches no elements",
+        "--change: [kill su99/leaf-r0] selector 'su99/leaf-r0' matches no elements",
     ]
     applied = resolve_faults(seed(), "drain spine-05,spine-06", "--change")
     assert [a.describe(seed()) for a in applied] == ["drained spine-05, spine-06"]
@@ -134,7 +134,7 @@ def test_assess_takes_text_or_parsed_objects() -> None:
     assert text.ok
     assert parsed.ok
     assert (text.after, text.added, text.change) == (parsed.after, parsed.added, parsed.change)
-    with pytest.raises(ScenarioError, match="--state: kill su99/x: selector 'su99/x' matches no"):
+    with pytest.raises(ScenarioError, match="--state: selector 'su99/x' matches no"):
         assess(fabric, jobs, "drain spine-05", state="kill su99/x")
     with pytest.raises(ScenarioError, match="the budget is empty"):
         assess(fabric, jobs, "drain spine-05", ())
