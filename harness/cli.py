@@ -56,12 +56,15 @@ from harness.reporting.changes import AUDIT
 from harness.reporting.changes import print_risk
 from harness.reporting.changes import print_sweep
 from harness.reporting.console import ConsoleReporter
+from harness.reporting.console import make_console
 from harness.reporting.fabric_view import fabric_document
 from harness.reporting.fabric_view import print_fabric
 from harness.reporting.json_report import write_json
 from harness.reporting.junit import write_junit
 from harness.reporting.outcome import RunReport
 from harness.reporting.outcome import Skipped
+from harness.reporting.progress import LOG_INTERVAL
+from harness.reporting.progress import ProgressReporter
 from harness.risk import BUDGET_METRICS
 from harness.risk import DEFAULT_MARGIN_CATEGORIES
 from harness.risk import assess
@@ -106,13 +109,27 @@ class Command:
 # -- shared helpers ---------------------------------------------------------------
 def _stdout() -> Console:
     # Made per call, so tests that capture sys.stdout see the output.
-    return Console(file=sys.stdout, highlight=False)
+    return make_console(sys.stdout)
 
 
 def _error(message: str) -> None:
     """Print ``error: ...`` to stderr, one line per line of ``message``."""
     for line in message.splitlines() or [""]:
         print(f"error: {line}", file=sys.stderr)
+
+
+def _progress(label: str, unit: str) -> ProgressReporter:
+    """The renderer for a library ``progress(done, total)`` callback: a bar on a
+    terminal, a plain stderr line every HARNESS_PROGRESS_INTERVAL seconds elsewhere."""
+    raw = os.environ.get("HARNESS_PROGRESS_INTERVAL", str(LOG_INTERVAL))
+    try:
+        interval = float(raw)
+    except ValueError:
+        interval = -1.0
+    if not interval >= 0:
+        msg = f"HARNESS_PROGRESS_INTERVAL={raw!r}: give the seconds between progress lines"
+        raise ScenarioError(msg)
+    return ProgressReporter(label, unit, stream=sys.stderr, interval=interval)
 
 
 def _note(message: str) -> None:
@@ -484,15 +501,17 @@ def _cmd_risk(args: argparse.Namespace) -> int:
     state, notes = _state_faults(fabric, args.state)
     for note in notes:
         _note(note)
-    report = assess(
-        fabric,
-        jobs,
-        args.change,
-        parse_budget(args.budget),
-        state=state,
-        margin_categories=parse_categories(args.elements),
-        require_margin=args.require_margin,
-    )
+    with _progress("N+1 margin", "case") as progress:
+        report = assess(
+            fabric,
+            jobs,
+            args.change,
+            parse_budget(args.budget),
+            state=state,
+            margin_categories=parse_categories(args.elements),
+            require_margin=args.require_margin,
+            progress=progress,
+        )
     if args.json:
         sys.stdout.write(json.dumps(risk_json(report), indent=2) + "\n")
     else:
@@ -553,8 +572,6 @@ def _configure_sweep(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from rich.progress import Progress
-
     fabric = _load_fabric(args.fabric)
     jobs = load_jobs(args.jobs)
     resolve_jobs(jobs, fabric)  # bad job patterns are bad input, before any work
@@ -574,14 +591,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         args.seed,
         args.bisection,
     )
-    show = not args.json and sys.stdout.isatty()
     try:
-        with Progress(disable=not show, transient=True) as bar:
-            task = bar.add_task("sweeping", total=None)
-
-            def progress(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
-
+        with _progress("sweep", "case") as progress:
             result = run_sweep(
                 spec, workers=args.workers, scheduler=args.scheduler, progress=progress
             )
@@ -646,7 +657,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     audit = diff_fabrics(live, design, ports=not args.no_ports)
     faults, notes = faults_from_audit(design, audit)
     jobs = resolve_jobs(load_jobs(args.jobs), design)
-    report = assess(design, jobs, faults, parse_budget(args.budget))
+    with _progress("N+1 margin of the live state", "case") as progress:
+        report = assess(design, jobs, faults, parse_budget(args.budget), progress=progress)
     if args.json:
         doc = {
             "dump": str(args.dump),

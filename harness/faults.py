@@ -56,6 +56,18 @@ class FaultKind(enum.Enum):
         }[self]
 
     @property
+    def undone(self) -> str:
+        """What restoring it says, with ``{t}`` for the targets."""
+        return {
+            FaultKind.KILL: "{t} back up",
+            FaultKind.DRAIN: "{t} back in service",
+            FaultKind.CUT: "{t} reconnected",
+            FaultKind.OPTIC: "optic replaced on {t}",
+            FaultKind.DEGRADE: "{t} back to full speed",
+            FaultKind.BOND_MEMBER: "bond member back: {t}",
+        }[self]
+
+    @property
     def verb(self) -> str:
         return {
             FaultKind.KILL: "killed",
@@ -219,6 +231,10 @@ class AppliedFault:
 
     def describe(self, fabric: Fabric) -> str:
         return f"{self.fault.kind.verb} {self.targets(fabric)}"
+
+    def describe_restore(self, fabric: Fabric) -> str:
+        """What reverting it did, e.g. ``spine-05 back in service`` (a drain)."""
+        return self.fault.kind.undone.format(t=self.targets(fabric))
 
 
 @dataclass(frozen=True, eq=False)

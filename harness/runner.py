@@ -34,6 +34,7 @@ from harness.scenario.model import Scenario
 from harness.scenario.prepare import located
 from harness.scenario.prepare import prepare
 from harness.scenario.prepare import restore_choice
+from harness.words import plural
 
 log = logging.getLogger(__name__)
 
@@ -141,10 +142,11 @@ def story(fabric: Fabric, a: Analysis, healthy: Analysis) -> tuple[str, ...]:
     if a.jobs:
         if lost:
             names = ", ".join(v.name for v in lost[:8]) + (" ..." if len(lost) > 8 else "")
-            lines.append(f"lost {len(lost)} of {len(a.jobs)} jobs: {names}")
+            lines.append(f"lost {len(lost)} of {plural(len(a.jobs), 'job')}: {names}")
             lines.extend(f"  {v.name}: {v.reasons[0]}" for v in lost[:4])
         else:
-            lines.append(f"all {len(a.jobs)} jobs survive")
+            n = len(a.jobs)
+            lines.append(f"all {n} jobs survive" if n > 1 else "the job survives")
     bad = a.gpu_pairs_disconnected()
     bad_pxn = a.gpu_pairs_disconnected(pxn=True)
     if bad == 0:
@@ -152,12 +154,12 @@ def story(fabric: Fabric, a: Analysis, healthy: Analysis) -> tuple[str, ...]:
     else:
         isl = a.islands()
         lines.append(
-            f"{bad:,} GPU pairs cannot talk ({bad_pxn:,} with PXN); "
-            f"{len(isl)} NIC islands, largest {isl[0].nics if isl else 0} NICs"
+            f"{plural(bad, 'GPU pair')} cannot talk ({bad_pxn:,} with PXN); "
+            f"{plural(len(isl), 'NIC island')}, largest {plural(isl[0].nics if isl else 0, 'NIC')}"
         )
     iso = a.nics_isolated()
     if iso:
-        lines.append(f"{iso} NIC(s) cut off from the fabric")
+        lines.append(f"{plural(iso, 'NIC')} cut off from the fabric")
     ratio = a.leaf_uplink_ratio()
     if ratio < 1.0 - 1e-12:
         lines.append(f"worst leaf keeps {ratio:.1%} of its uplink capacity")
@@ -211,7 +213,7 @@ class _Run:
             self.backend.revert(self.applied[i][1])
             del self.applied[i]
         self._current = None
-        text = "restored " + "; ".join(a.describe(self.fabric) for _, a in chosen)
+        text = "; ".join(a.describe_restore(self.fabric) for _, a in chosen)
         return StepResult("restore", text, story(self.fabric, self.analysis(), self.healthy),
                           where=step.where)  # fmt: skip
 
@@ -235,7 +237,7 @@ class _Run:
                 )
             )
         ok = sum(r.passed for r in results)
-        return StepResult("expect", f"checked {ok}/{len(results)} expectations",
+        return StepResult("expect", f"checked {ok}/{plural(len(results), 'expectation')}",
                           expectations=tuple(results), where=step.where)  # fmt: skip
 
     def revert_all(self) -> None:

@@ -13,14 +13,19 @@ from __future__ import annotations
 _SIBILANT = ("s", "x", "z", "ch", "sh")
 
 
-def plural(count: int, noun: str, many: str | None = None) -> str:
-    """``count`` and ``noun``, in the plural unless ``count`` is 1 (thousands separated).
+def noun(count: int, word: str, many: str | None = None) -> str:
+    """``word`` in the singular when ``count`` is 1, else its plural.
 
     ``many`` gives an irregular plural; otherwise ``-es`` follows s, x, z, ch
     and sh, ``-s`` anything else.
     """
     if count == 1:
-        return f"1 {noun}"
-    if many is None:
-        many = noun + ("es" if noun.endswith(_SIBILANT) else "s")
-    return f"{count:,} {many}"
+        return word
+    if many is not None:
+        return many
+    return word + ("es" if word.endswith(_SIBILANT) else "s")
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``count`` (thousands separated) and ``word``, in the plural unless ``count`` is 1."""
+    return f"{count:,} {noun(count, word, many)}"

@@ -187,7 +187,7 @@ def print_sweep(console: Console, r: SweepResult, *, top: int = 20) -> None:
     console.print(summary)
     t = Table(title=f"worst cases (top {top} of {len(r.cases):,})", title_justify="left")
     for col in ("case", "jobs lost", "GPU pairs cut (PXN)", "min busbw", "min uplink", "storage"):
-        t.add_column(col)
+        t.add_column(col, overflow="fold")  # ids fold on a narrow terminal, never cut
     for c in r.ranked()[:top]:
         lost = ", ".join(c.jobs_lost[:3]) + (" ..." if len(c.jobs_lost) > 3 else "")
         t.add_row(

@@ -13,7 +13,9 @@ the totals line.
 
 from __future__ import annotations
 
+import sys
 from types import TracebackType
+from typing import TextIO
 
 from rich.console import Console
 from rich.padding import Padding
@@ -34,9 +36,29 @@ from harness.runner import ExpectResult
 from harness.runner import ScenarioResult
 from harness.runner import StepResult
 from harness.scenario.model import Scenario
+from harness.words import plural
 
 #: A progress bar appears only when more scenarios than this run.
 PROGRESS_MIN = 3
+
+#: Off a terminal (CI logs, pipes, files) lines may be this long before rich wraps
+#: them, so tables print every id in full and never cut it to ``su05/node0…``.
+PIPE_WIDTH = 1000
+
+
+def make_console(file: TextIO | None = None) -> Console:
+    """A console writing to ``file`` (default stdout) that never truncates ids.
+
+    On a terminal it takes the terminal's width (id columns fold rather than
+    cut); anywhere else it is :data:`PIPE_WIDTH` wide, so a table row stays one
+    line with its ids whole, whatever ``COLUMNS`` says.
+    """
+    stream = file if file is not None else sys.stdout
+    console = Console(file=stream, highlight=False)
+    if console.is_terminal:
+        return console
+    return Console(file=stream, highlight=False, width=PIPE_WIDTH)
+
 
 STYLES = {"passed": "bold green", "failed": "bold red", "error": "bold magenta"}
 VERDICTS = {"passed": "PASSED", "failed": "FAILED", "error": "ERROR"}
@@ -165,7 +187,7 @@ def step_text(step: StepResult) -> Table:
     """
     grid = Table.grid(padding=(0, 1))
     grid.add_column(width=9, no_wrap=True)
-    grid.add_column()
+    grid.add_column(overflow="fold")
     body = Text(step.text)
     for line in step.story:
         body.append(f"\n{line}", style="dim")
@@ -185,20 +207,20 @@ def failure_block(e: ExpectResult) -> tuple[Text, Padding]:
         head.append(str(e.where), style="cyan")
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
-    grid.add_column()
+    grid.add_column(overflow="fold")
     grid.add_row("expected", Text(e.expected, style="green"))
     grid.add_row("observed", Text(format_value(e.observed), style="red"))
     if e.detail:
         grid.add_row("detail", Text(e.detail))
     if e.involved:
         grid.add_row("involved", Text(format_involved(e.involved)))
-    return head, Padding(grid, (0, 0, 0, 6))
+    return head, Padding(grid, (0, 0, 0, 6), expand=False)
 
 
 def summary_table(report: RunReport) -> Table:
     """Scenario, backend, verdict and seconds, one row each."""
     table = Table(title="harness run", title_justify="left")
-    table.add_column("scenario")
+    table.add_column("scenario", overflow="fold")
     table.add_column("backend")
     table.add_column("verdict")
     table.add_column("seconds", justify="right")
@@ -211,12 +233,12 @@ def summary_table(report: RunReport) -> Table:
 
 
 def totals(report: RunReport) -> Text:
-    """``3 passed, 1 failed, 0 errors, 1 skipped in 0.41s on model``."""
+    """``3 passed, 1 failed, 1 error, 1 skipped in 0.41s on model``."""
     text = Text()
     parts: list[tuple[str, str]] = [
         (f"{report.passed} passed", "green" if report.passed else ""),
         (f"{report.failed} failed", "red" if report.failed else ""),
-        (f"{report.errors} errors", "magenta" if report.errors else ""),
+        (plural(report.errors, "error"), "magenta" if report.errors else ""),
     ]
     if report.skipped:
         parts.append((f"{len(report.skipped)} skipped", "yellow"))

@@ -17,6 +17,7 @@ from typing import Any
 from harness.runner import ExpectResult
 from harness.runner import ScenarioResult
 from harness.runner import StepResult
+from harness.words import plural
 
 MAX_INVOLVED = 10
 INDENT = "    "
@@ -70,8 +71,8 @@ def verdict(result: ScenarioResult) -> str:
     checked = sum(len(s.expectations) for s in result.steps)
     failed = len(result.failures)
     if failed:
-        return f"failed: {failed} of {checked} expectations"
-    return f"passed: {checked} expectations"
+        return f"failed: {failed} of {plural(checked, 'expectation')}"
+    return f"passed: {plural(checked, 'expectation')}"
 
 
 def explain(result: ScenarioResult) -> str:

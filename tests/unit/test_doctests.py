@@ -12,6 +12,7 @@ MODULES = (
     "harness.words",
     "harness.selectors",
     "harness.scenario.prepare",
+    "harness.reporting.progress",
 )
 
 

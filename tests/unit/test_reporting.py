@@ -167,7 +167,7 @@ def test_console_prints_verdicts_steps_failures_and_table() -> None:
     assert "FAILED  wrong-hope  seed-a800" in text
     assert "inject  killed spine-05" in text
     assert "worst leaf keeps 95.0% of its uplink capacity" in text
-    assert "restore restored killed spine-05" in text
+    assert "restore spine-05 back up" in text
     assert "expectation failed: leaf_uplink_ratio" in text
     assert f"{PATH}:8:7" in text
     assert "harness run" in text  # the table

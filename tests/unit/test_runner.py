@@ -116,7 +116,10 @@ def test_inject_expect_restore() -> None:
     assert "every GPU pair can still talk" in result.steps[0].story
     assert "worst leaf keeps 5.0% of its uplink capacity" in result.steps[0].story
     assert result.steps[1].text == "checked 3/3 expectations"
-    assert result.steps[2].text.startswith("restored killed spine-02")
+    assert (
+        result.steps[2].text
+        == "spine-02, spine-03, spine-04, spine-05, spine-06, spine-07 and 13 more back up"
+    )
     assert result.failures == []
     assert result.fabric == "seed-a800"
 
@@ -132,7 +135,14 @@ def test_restore_all_returns_the_healthy_fabric() -> None:
         expect(**HEALTHY, storage_gbps=50.0, node_nic_ratio=1.0),
     ))  # fmt: skip
     assert result.status == "passed", result.failures
-    assert result.steps[5].text.count("restored") == 1
+    assert result.steps[5].text.split("; ") == [  # newest first
+        "su05/leaf-r0:21--spine-01:17, su05/leaf-r0:22--spine-02:17, su05/leaf-r0:23--spine-03:17, "
+        "su05/leaf-r0:24--spine-04:17, su05/leaf-r0:25--spine-05:17, su05/leaf-r0:26--spine-06:17 "
+        "and 74 more back to full speed",
+        "bond member back: su02/node01/stor0",
+        "su01/leaf-r0:21--spine-01:1 reconnected",
+        "su03/leaf-r1 back up",
+    ]
     assert "lost 1 of 10 jobs: su03" in result.steps[0].story
 
 
