@@ -59,6 +59,7 @@ from harness.checks import observe
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
+from harness.fabric.model import LinkKind
 from harness.fabric.presets import PRESETS
 from harness.fabric.presets import preset
 from harness.faults import Fault
@@ -108,11 +109,15 @@ def gpu_pair(fabric: Fabric) -> list[str]:
     return [fabric.ids[int(fabric.parts_of(s, Kind.GPU)[0])] for s in (first, last)]
 
 
-def observation_args(d: ObservationDef, pair: Sequence[str]) -> list[dict[str, Any]]:
+def observation_args(
+    d: ObservationDef, pair: Sequence[str], link: str = ""
+) -> list[dict[str, Any]]:
     """The argument sets one observation is computed with (empty: it does not apply)."""
     base: dict[str, Any] = {}
     if "between" in d.args:
         base["between"] = list(pair)
+    if "link" in d.args and link:
+        base["link"] = link
     if any(k not in base for k in d.required):
         return []  # needs an argument this benchmark cannot make up
     if "pxn" in d.args:
@@ -124,9 +129,10 @@ def check_analysis(a: Analysis, ctx: Context | None = None) -> dict[str, Any]:
     """Every observation that applies, computed on ``a``: name -> value."""
     ctx = ctx or Context(CHECKPOINT)
     pair = gpu_pair(a.fabric)
+    link = a.fabric.link_ids[int(a.fabric.links_of_kind(LinkKind.LEAF_SPINE)[0])]
     out: dict[str, Any] = {}
     for name, d in OBSERVATIONS.items():
-        for args in observation_args(d, pair):
+        for args in observation_args(d, pair, link):
             key = name + ("[pxn]" if args.get("pxn") else "")
             try:
                 out[key] = observe(name, a, ctx, args).value

@@ -103,6 +103,7 @@ class Analysis:
         self._parts_cache: dict[tuple[int, Kind], list[int]] = {}
         self._groups_cache: dict[tuple[str, int], list[list[int]]] = {}
         self._busbw_cache: dict[str, float] = {}
+        self._comps_cache: dict[int, frozenset[int]] = {}
 
     # -- the healthy reference ------------------------------------------------
     @cached_property
@@ -176,7 +177,10 @@ class Analysis:
         return out
 
     def nic_comps(self, nic: int) -> frozenset[int]:
-        return frozenset(self.nic_ports.get(nic, {}).values())
+        got = self._comps_cache.get(nic)
+        if got is None:
+            got = self._comps_cache[nic] = frozenset(self.nic_ports.get(nic, {}).values())
+        return got
 
     # -- per-server structure --------------------------------------------------
     def parts(self, server: int, kind: Kind) -> list[int]:
@@ -432,6 +436,44 @@ class Analysis:
                 if self.up[leaf]:
                     out.append(leaf)
         return out
+
+    def nic_leaves(self, nic: int) -> list[int]:
+        """The live leaves a NIC's live access cables reach."""
+        return self._nic_leaves(nic)
+
+    def uplink_gbps(self) -> tuple[npt.NDArray[np.float64], dict[int, float]]:
+        """Live uplink Gb/s: per element (of leaves), and per pod (spine-core, three tiers)."""
+        return self._leaf_uplinks[0], self._pod_uplinks[0]
+
+    def nic_reaches(self, a: int, b: int) -> bool:
+        """Whether rail NICs ``a`` and ``b`` (element indices) can exchange packets."""
+        return bool(self.up[a] and self.up[b] and self.nic_comps(a) & self.nic_comps(b))
+
+    def nic_route(self, a: int, b: int) -> tuple[int, ...] | None:
+        """The switches of one shortest live path from NIC ``a`` to NIC ``b`` (None: none).
+
+        Every shortest path is as good (ECMP): compare lengths and tiers, not ids.
+        """
+        if not (self.up[a] and self.up[b]):
+            return None
+        leaves_a, leaves_b = self._nic_leaves(a), self._nic_leaves(b)
+        if not leaves_a or not leaves_b:
+            return None
+        dist, pred = shortest_path(
+            self._switch_graph, directed=False, unweighted=True, indices=leaves_a,
+            return_predecessors=True,
+        )  # fmt: skip
+        sub = dist[:, leaves_b]
+        if not np.isfinite(sub.min()):
+            return None
+        i, j = np.unravel_index(int(np.argmin(sub)), sub.shape)
+        node, hops = leaves_b[int(j)], []
+        while node >= 0:
+            hops.append(int(node))
+            if node == leaves_a[int(i)]:
+                break
+            node = int(pred[int(i), node])
+        return tuple(reversed(hops))
 
     def path(self, gpu_a: str, gpu_b: str, *, pxn: bool = False) -> tuple[str, int]:
         """(path class, switches traversed) of the best live path between two GPUs."""

@@ -1,12 +1,17 @@
 """The observation registry: every name a scenario may ``expect`` (core, pure).
 
 Each :class:`ObservationDef` names its arguments (for validation and the JSON
-Schema) and a function ``(Analysis, ctx, args) -> Observed``.  The same
-functions serve scenarios, ``harness risk --budget`` and the Python API.
+Schema), a ``predict`` function ``(Analysis, ctx, args) -> Observed`` (the
+model's answer from the fault state) and, where a backend can measure it, a
+:class:`MeasureDef`: a ``plan`` (what to measure, :mod:`harness.plans`) and a
+``measure`` function, pure, from the :class:`~harness.measurement.Measurements`
+to the observed value (``None`` when the measurements cannot say).  The same
+predict functions serve scenarios, ``harness risk --budget`` and the Python API.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from collections.abc import Mapping
@@ -16,8 +21,17 @@ from typing import Any
 
 from harness.analysis import Analysis
 from harness.errors import ScenarioError
+from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.jobs import Job
+from harness.measurement import Measurements
+from harness.measurement import MeasurePlan
+from harness.plans import MeasureOptions
+from harness.plans import connectivity_plan
+from harness.plans import island_plan
+from harness.plans import path_plan
+from harness.plans import uplink_flow_group
+from harness.plans import uplink_links
 from harness.selectors import KIND_NAMES
 
 
@@ -51,13 +65,52 @@ ObsFn = Callable[[Analysis, Context, Mapping[str, Any]], Observed]
 
 
 @dataclass(frozen=True, slots=True)
+class PlanInput:
+    """What a plan is made from: the prediction for the step, the arguments, the options."""
+
+    analysis: Analysis
+    args: Mapping[str, Any]
+    options: MeasureOptions
+
+
+@dataclass(frozen=True, slots=True)
+class MeasureInput:
+    """What a measure function reads: this step's measurements, the preflight's, its plan."""
+
+    measured: Measurements
+    baseline: Measurements  # the healthy fabric, measured at preflight
+    plan: MeasurePlan  # what this observation asked for (a part of what was measured)
+    fabric: Fabric
+    args: Mapping[str, Any]
+
+
+PlanFn = Callable[[PlanInput], MeasurePlan]
+MeasureFn = Callable[[MeasureInput], "Observed | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class MeasureDef:
+    """How to measure an observation: what to ask the backend, and how to read it.
+
+    ``tolerance``: the relative difference between prediction and measurement
+    still counted as agreement (0: exact; rates measured on shaped links are
+    not exact).
+    """
+
+    plan: PlanFn
+    measure: MeasureFn
+    tolerance: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class ObservationDef:
     name: str
     doc: str
-    fn: ObsFn
+    predict: ObsFn
     args: Mapping[str, ArgType] = field(default_factory=dict)
     required: tuple[str, ...] = ()
     value_type: str = "number"  # number | integer | boolean | string | list
+    measure: MeasureDef | None = None
 
 
 OBSERVATIONS: dict[str, ObservationDef] = {}
@@ -322,7 +375,7 @@ def observe(name: str, analysis: Analysis, ctx: Context | None = None,
         hint = f"; did you mean {near[0]!r}?" if near else ""
         msg = f"unknown observation {name!r}{hint}"
         raise ScenarioError(msg) from None
-    return d.fn(analysis, ctx or Context(), args or {})
+    return d.predict(analysis, ctx or Context(), args or {})
 
 
 def check_args(name: str, args: Mapping[str, Any]) -> list[str]:
@@ -347,3 +400,308 @@ def check_args(name: str, args: Mapping[str, Any]) -> list[str]:
         if key not in args:
             problems.append(f"{name} needs argument {key!r}")
     return problems
+
+
+# -- measured observations ------------------------------------------------------------------
+# Each function reads only the measurements (and the fabric's static wiring); ``None``
+# means the measurements cannot answer (the report then shows the prediction only).
+def _measured(name: str, plan: PlanFn, tolerance: float = 0.0) -> Callable[[MeasureFn], MeasureFn]:
+    def deco(fn: MeasureFn) -> MeasureFn:
+        d = OBSERVATIONS[name]
+        OBSERVATIONS[name] = dataclasses.replace(d, measure=MeasureDef(plan, fn, tolerance))
+        return fn
+
+    return deco
+
+
+def measure(name: str, inp: MeasureInput) -> Observed | None:
+    """Compute one named observation from measurements (``None``: not measurable)."""
+    d = OBSERVATIONS[name].measure
+    return None if d is None else d.measure(inp)
+
+
+def plan_for(name: str, inp: PlanInput) -> MeasurePlan | None:
+    """What to measure for one observation (``None``: it has no measurement)."""
+    d = OBSERVATIONS[name].measure
+    return None if d is None else d.plan(inp)
+
+
+def _failed(m: MeasureInput) -> list[tuple[str, str]]:
+    out = []
+    for a, b in m.plan.probes:
+        p = m.measured.probe(a, b)
+        if p is None or not p.ok:
+            out.append((a, b))
+    return out
+
+
+def _no_pxn(p: PlanInput) -> bool:
+    return not p.args.get("pxn")
+
+
+def _gpu_pairs_plan(p: PlanInput) -> MeasurePlan:
+    if not _no_pxn(p):  # PXN crosses NVLink, which stays in the model
+        return MeasurePlan()
+    return connectivity_plan(p.analysis, p.options, cross_rail=True)
+
+
+@_measured("all_gpus_connected", _gpu_pairs_plan)
+def _m_all_connected(m: MeasureInput) -> Observed | None:
+    if not m.plan.probes:
+        return None
+    bad = _failed(m)
+    detail = "; ".join(f"{a} -> {b}" for a, b in bad[:6])
+    return Observed(
+        not bad,
+        f"{len(bad)} of {len(m.plan.probes)} probed NIC pairs failed: {detail}" if bad else "",
+    )
+
+
+def _rails_plan(p: PlanInput) -> MeasurePlan:
+    return connectivity_plan(p.analysis, p.options, cross_rail=False)
+
+
+@_measured("rails_connected", _rails_plan)
+def _m_rails(m: MeasureInput) -> Observed | None:
+    f = m.fabric
+    broken: set[int] = set()
+    seen: set[int] = set()
+    for a, b in m.plan.probes:
+        ra, rb = int(f.rail[f.index[a]]), int(f.rail[f.index[b]])
+        if ra != rb:
+            continue
+        seen.add(ra)
+        probe = m.measured.probe(a, b)
+        if probe is None or not probe.ok:
+            broken.add(ra)
+    if len(seen) < f.rails:
+        return None
+    return Observed([r for r in range(f.rails) if r not in broken])
+
+
+def _islands_plan(p: PlanInput) -> MeasurePlan:
+    return island_plan(p.analysis, p.options) if _no_pxn(p) else MeasurePlan()
+
+
+def _island_groups(m: MeasureInput) -> tuple[list[list[str]], list[str]]:
+    """Measured islands over the planned NICs (union of successful probes), and isolated NICs."""
+    nics = list(dict.fromkeys(x for pair in m.plan.probes for x in pair))
+    parent = {n: n for n in nics}
+    touched: set[str] = set()
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in m.plan.probes:
+        p = m.measured.probe(a, b)
+        if p is not None and p.ok:
+            touched.update((a, b))
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                parent[rb] = ra
+    groups: dict[str, list[str]] = {}
+    for n in nics:
+        groups.setdefault(find(n), []).append(n)
+    return sorted(groups.values(), key=len, reverse=True), [n for n in nics if n not in touched]
+
+
+@_measured("islands", _islands_plan)
+def _m_islands(m: MeasureInput) -> Observed | None:
+    if not m.plan.probes:
+        return None
+    groups, _ = _island_groups(m)
+    sizes = ", ".join(str(len(g)) for g in groups[:8])
+    return Observed(len(groups), f"measured island sizes: {sizes}")
+
+
+@_measured("nics_isolated", lambda p: island_plan(p.analysis, p.options))
+def _m_isolated(m: MeasureInput) -> Observed | None:
+    if not m.plan.probes:
+        return None
+    _, isolated = _island_groups(m)
+    return Observed(len(isolated), ", ".join(isolated[:8]), tuple(isolated[:12]))
+
+
+def _path_plan(p: PlanInput) -> MeasurePlan:
+    if not _no_pxn(p):
+        return MeasurePlan()
+    x, y = _between(p.args)
+    a = p.analysis
+    return path_plan(a, a.fabric.index.get(x, -1), a.fabric.index.get(y, -1))
+
+
+def _traced(m: MeasureInput) -> tuple[str, int] | None:
+    """(path class, switches) of the traced path between the two GPUs' NICs."""
+    if not m.plan.paths:
+        return None
+    f = m.fabric
+    src, dst = m.plan.paths[0]
+    t = m.measured.path(src, dst)
+    if t is None:
+        return None
+    if not t.complete:
+        return "disconnected", -1
+    hops = len(t.hops)
+    if hops == 1:
+        return "rail-local", 1
+    if any(f.kind[f.index[h]] == int(Kind.CORE) for h in t.hops):
+        return "cross-pod", hops
+    sa, sb = (int(f.parent[f.index[n]]) for n in (src, dst))
+    return ("cross-rail" if f.su[sa] == f.su[sb] else "cross-su"), hops
+
+
+@_measured("path_class", _path_plan)
+def _m_path_class(m: MeasureInput) -> Observed | None:
+    got = _traced(m)
+    if got is None:
+        return None
+    src, dst = m.plan.paths[0]
+    t = m.measured.path(src, dst)
+    return Observed(got[0], f"traced {src} -> {dst}: {' > '.join(t.hops) if t else ''}")
+
+
+@_measured("hops", _path_plan)
+def _m_hops(m: MeasureInput) -> Observed | None:
+    got = _traced(m)
+    return None if got is None else Observed(got[1], f"traced: {got[0]}")
+
+
+def _jobs_plan(p: PlanInput) -> MeasurePlan:
+    return MeasurePlan(jobs=tuple(j.name for j in p.analysis.jobs),
+                       job_seconds=p.options.job_seconds)  # fmt: skip
+
+
+def _dead_jobs(m: MeasureInput) -> list[str] | None:
+    runs = [m.measured.job(j) for j in m.plan.jobs]
+    if not runs or any(r is None for r in runs):
+        return None
+    return [r.name for r in runs if r is not None and not r.alive]
+
+
+def _job_detail(m: MeasureInput, dead: list[str]) -> str:
+    parts = []
+    for name in dead[:6]:
+        r = m.measured.job(name)
+        if r is not None:
+            parts.append(f"{name}: {r.ended} after {r.seconds:.1f} s" + (
+                f" ({r.detail})" if r.detail else ""))  # fmt: skip
+    return "; ".join(parts)
+
+
+@_measured("jobs_lost", _jobs_plan)
+def _m_jobs_lost(m: MeasureInput) -> Observed | None:
+    dead = _dead_jobs(m)
+    return None if dead is None else Observed(len(dead), _job_detail(m, dead), tuple(dead))
+
+
+@_measured("jobs_lost_names", _jobs_plan)
+def _m_jobs_lost_names(m: MeasureInput) -> Observed | None:
+    dead = _dead_jobs(m)
+    return None if dead is None else Observed(dead, _job_detail(m, dead), tuple(dead))
+
+
+@_measured("jobs_survived", _jobs_plan)
+def _m_jobs_survived(m: MeasureInput) -> Observed | None:
+    dead = _dead_jobs(m)
+    return None if dead is None else Observed(len(m.plan.jobs) - len(dead))
+
+
+def _busbw_plan(p: PlanInput) -> MeasurePlan:
+    names = [p.args["job"]] if p.args.get("job") else [j.name for j in p.analysis.jobs]
+    return MeasurePlan(jobs=tuple(names), job_seconds=p.options.job_seconds)
+
+
+@_measured("job_busbw_ratio", _busbw_plan, tolerance=0.15)
+def _m_busbw_ratio(m: MeasureInput) -> Observed | None:
+    """Iterations per second against the preflight's (a lost job: 0)."""
+    values = []
+    for name in m.plan.jobs:
+        now, base = m.measured.job(name), m.baseline.job(name)
+        if now is None or base is None or base.iterations_per_s is None:
+            return None
+        if not now.alive:
+            values.append((0.0, name))
+        elif now.iterations_per_s is None or base.iterations_per_s <= 0:
+            return None
+        else:
+            values.append((now.iterations_per_s / base.iterations_per_s, name))
+    if not values:
+        return None
+    value, name = min(values)
+    return Observed(value, f"job {name}: iterations/s against the healthy run", (name,))
+
+
+def _uplink_plan(p: PlanInput) -> MeasurePlan:
+    a = p.analysis
+    leaf = p.args.get("leaf")
+    if leaf is None:
+        return MeasurePlan(links=uplink_links(a))
+    i = a.fabric.index.get(leaf)
+    if i is None or a.fabric.kind[i] != int(Kind.LEAF):
+        return MeasurePlan()  # predict reports the bad name
+    group = uplink_flow_group(a, i)
+    if not group.pairs:
+        return MeasurePlan()
+    return MeasurePlan(flows=(group,), flow_seconds=p.options.flow_seconds)
+
+
+@_measured("leaf_uplink_ratio", _uplink_plan, tolerance=0.1)
+def _m_uplink(m: MeasureInput) -> Observed | None:
+    if m.plan.flows:  # one leaf: the flows that fill its uplinks, against the preflight's
+        group = m.plan.flows[0]
+        now = m.measured.flow_group(group.name)
+        base = m.baseline.flow_group(group.name)
+        total = sum(x.gbps for x in base)
+        if not now or not base or total <= 0:
+            return None
+        got = sum(x.gbps for x in now)
+        return Observed(
+            got / total, f"{group.name}: {len(now)} flows, {got:.1f} of {total:.1f} Gb/s"
+        )
+    if not m.plan.links:
+        return None
+    f = m.fabric
+    live: dict[int, float] = {}
+    full: dict[int, float] = {}
+    for link_id in m.plan.links:
+        now_s, base_s = m.measured.link(link_id), m.baseline.link(link_id)
+        if now_s is None or base_s is None:
+            return None
+        leaf = int(f.link_a[f.link_index[link_id]])
+        live[leaf] = live.get(leaf, 0.0) + (now_s.gbps if now_s.up else 0.0)
+        full[leaf] = full.get(leaf, 0.0) + base_s.gbps
+    ratios = [(live[x] / full[x], x) for x in full if full[x] > 0]
+    if not ratios:
+        return None
+    value, leaf = min(ratios)
+    return Observed(value, f"lowest: {f.ids[leaf]} (link rates)", (f.ids[leaf],))
+
+
+def _link(a: Analysis, args: Mapping[str, Any]) -> int:
+    name = str(args.get("link", ""))
+    i = a.fabric.link_index.get(name)
+    if i is None:
+        msg = f"{name!r} is not a link of fabric {a.fabric.name!r} (write A:PORT--B:PORT)"
+        raise ScenarioError(msg)
+    return i
+
+
+@_register("link_gbps", "live rate of one link (Gb/s; 0: down)", {"link": str}, ("link",))
+def _link_gbps(a: Analysis, _: Context, args: Mapping[str, Any]) -> Observed:
+    i = _link(a, args)
+    return Observed(float(a.cap[i]), a.fabric.link_ids[i], (a.fabric.link_ids[i],))
+
+
+def _link_plan(p: PlanInput) -> MeasurePlan:
+    return MeasurePlan(links=(p.analysis.fabric.link_ids[_link(p.analysis, p.args)],))
+
+
+@_measured("link_gbps", _link_plan, tolerance=0.1)
+def _m_link_gbps(m: MeasureInput) -> Observed | None:
+    s = m.measured.link(m.plan.links[0])
+    if s is None:
+        return None
+    return Observed(s.gbps if s.up else 0.0, f"{s.link}: {'up' if s.up else 'down'}", (s.link,))

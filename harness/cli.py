@@ -40,7 +40,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from harness.backends import BACKENDS
+from harness.backends import available_backends
+from harness.backends import check_backend
+from harness.backends import describe_unavailable
 from harness.errors import BackendError
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
@@ -52,6 +54,7 @@ from harness.jobs import resolve_jobs
 from harness.live_state import faults_from_audit
 from harness.live_state import load_jobs
 from harness.live_state import load_state_file
+from harness.plans import MeasureOptions
 from harness.reporting.changes import AUDIT
 from harness.reporting.changes import print_risk
 from harness.reporting.changes import print_sweep
@@ -240,8 +243,20 @@ def _select(scenarios: list[Scenario], args: argparse.Namespace) -> list[Scenari
 def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH",
                    help="scenario files or directories (searched for *.yaml, *.yml)")  # fmt: skip
-    p.add_argument("--backend", choices=BACKENDS, default="model",
-                   help="where to realize the fabric (default: model)")  # fmt: skip
+    available = available_backends()
+    not_here = "; ".join(describe_unavailable())
+    p.add_argument("--backend", type=_backend_arg, default="model",
+                   metavar="{" + ",".join(available) + "}",
+                   help="where to realize the fabric (default: model)"
+                   + (f"; not available here: {not_here}" if not_here else ""))  # fmt: skip
+    p.add_argument("--allow-empty", action="store_true",
+                   help="exit 0 even if no scenario ran (all filtered out or skipped)")  # fmt: skip
+    p.add_argument("--sample", type=_sample_arg, default=MeasureOptions().per_rail,
+                   metavar="N|all",
+                   help="NIC pairs probed per rail at each step on a measuring backend "
+                   "(default: %(default)s; 'all': every pair)")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the sampled probe pairs (default: 0)")  # fmt: skip
     p.add_argument("--json", action="store_true",
                    help="print a JSON report to stdout instead of the console report")  # fmt: skip
     p.add_argument("--junit-xml", type=Path, metavar="FILE",
@@ -254,15 +269,35 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
                    help="print only failures and the totals; no progress bar")  # fmt: skip
 
 
+def _backend_arg(value: str) -> str:
+    try:
+        return check_backend(value)
+    except ScenarioError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _sample_arg(value: str) -> int | None:
+    if value == "all":
+        return None
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    msg = f"--sample takes a positive number of pairs or 'all', not {value!r}"
+    raise argparse.ArgumentTypeError(msg)
+
+
 def _bad_input_result(path: Path, err: ScenarioError, backend: str) -> ScenarioResult:
     return ScenarioResult(path.name, str(path), backend, "error", error=str(err))
 
 
 def _run_one(
-    scenario: Scenario, backend: str, reporter: ConsoleReporter, observers: list[RunObserver]
+    scenario: Scenario,
+    backend: str,
+    reporter: ConsoleReporter,
+    observers: list[RunObserver],
+    options: MeasureOptions,
 ) -> ScenarioResult:
     try:
-        return run_scenario(scenario, backend, observers)
+        return run_scenario(scenario, backend, observers, options)
     except ScenarioError as err:
         # Bad input found only while running (a selector that matches nothing):
         # a result with status "error", so the other scenarios still run.
@@ -280,9 +315,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     backend: str = args.backend
     files, scenarios, load_errors = _load_all(args.paths)
     selected = _select(scenarios, args)
-    if not selected and not load_errors:
-        msg = f"no scenario in {len(files)} file(s) matches the -k/--tag filter"
-        raise ScenarioError(msg)
+    if not selected and not load_errors and not args.allow_empty:
+        raise ScenarioError(_nothing_matched(args, len(files)))
+    options = MeasureOptions(per_rail=args.sample, seed=args.seed)
     report = RunReport(backend)
     # With --json, stdout carries the JSON document only.
     console = Console(quiet=True) if args.json else _stdout()
@@ -294,14 +329,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
             reporter.scenario_finished(result)
         reporter.start(len(selected))
         for scenario in selected:
+            why = ""
             if backend not in scenario.backends:
                 why = f"runs on {', '.join(scenario.backends)}, not on backend {backend}"
-                skip = Skipped(scenario.name, scenario.where.path, why)
-                report.skipped.append(skip)
+            else:
+                result = _run_one(scenario, backend, reporter, observers, options)
+                if result.status != "skipped":
+                    report.results.append(result)
+                    continue
+                why = result.error
+            skip = Skipped(scenario.name, scenario.where.path, why)
+            report.skipped.append(skip)
+            if backend not in scenario.backends:  # the runner's skips were already reported
                 reporter.scenario_skipped(skip)
-                _note(f"skipped {scenario.name}: {why}")
-                continue
-            report.results.append(_run_one(scenario, backend, reporter, observers))
+            _note(f"skipped {scenario.name}: {why}")
         report.seconds = time.perf_counter() - start
         if args.json:
             write_json(report, sys.stdout)
@@ -318,7 +359,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
             _error(r.error)
     if report.errors:
         return EXIT_BAD_INPUT
-    return EXIT_FAILED if report.failed else EXIT_OK
+    if report.failed or report.mismatches:
+        return EXIT_FAILED
+    if not report.results and not args.allow_empty:
+        _error(
+            f"nothing ran: {plural(len(report.skipped), 'scenario')} skipped for backend "
+            f"{backend} (pass --allow-empty to accept that)"
+        )
+        return EXIT_BAD_INPUT
+    return EXIT_OK
+
+
+def _nothing_matched(args: argparse.Namespace, files: int) -> str:
+    asked = [f"-k {args.keyword!r}"] if args.keyword is not None else []
+    asked += [f"--tag {t}" for t in args.tag]
+    return (
+        f"nothing ran: no scenario in {plural(files, 'file')} matched {' '.join(asked)} "
+        "(pass --allow-empty to accept that)"
+    )
 
 
 # -- harness validate -------------------------------------------------------------------

@@ -20,12 +20,29 @@ from typing import Protocol
 from harness.analysis import Analysis
 from harness.backends import make_backend
 from harness.backends.protocol import Backend
+from harness.checks import OBSERVATIONS
 from harness.checks import Context
+from harness.checks import MeasureInput
+from harness.checks import PlanInput
+from harness.checks import measure
 from harness.checks import observe
+from harness.checks import plan_for
+from harness.compare import agree
+from harness.compare import disagreements
+from harness.errors import BackendError
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 from harness.faults import AppliedFault
+from harness.faults import FaultState
 from harness.jobs import Job
+from harness.measurement import Measurements
+from harness.measurement import MeasurePlan
+from harness.model_measure import predict_measurements
+from harness.observation import Observation
+from harness.plans import MeasureOptions
+from harness.plans import connectivity_plan
+from harness.plans import island_plan
+from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import InjectStep
 from harness.scenario.model import Location
@@ -41,13 +58,49 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class ExpectResult:
+    """One expectation at one step: what the model predicted, what was measured, the verdict.
+
+    ``observed`` is the value judged: the measurement when there is one
+    (``measured_by`` names the backend), else the prediction.  ``mismatch``:
+    prediction and measurement disagree -- a finding whatever the expectation
+    says, so ``status`` is then ``mismatch``.
+    """
+
     observation: str
     expected: str
     observed: Any
-    passed: bool
+    passed: bool  # the expectation held on ``observed``
     detail: str = ""
     involved: tuple[str, ...] = ()
     where: Location = field(default_factory=Location)
+    predicted: Any = None
+    measured: Any = None
+    measured_by: str = ""  # the backend that measured it; "" = prediction only
+    mismatch: bool = False
+    measured_detail: str = ""  # what the measurement showed (``detail``: the model's why)
+
+    @property
+    def status(self) -> str:
+        """``passed``, ``failed`` or ``mismatch``."""
+        if self.mismatch:
+            return "mismatch"
+        return "passed" if self.passed else "failed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "observation": self.observation,
+            "expected": self.expected,
+            "observed": _jsonable(self.observed),
+            "passed": self.passed,
+            "status": self.status,
+            "predicted": _jsonable(self.predicted),
+            "measured": _jsonable(self.measured) if self.measured_by else None,
+            "measured_by": self.measured_by or None,
+            "detail": self.detail,
+            "measured_detail": self.measured_detail,
+            "involved": list(self.involved),
+            "where": str(self.where),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +110,32 @@ class StepResult:
     story: tuple[str, ...] = ()  # what survived and what was lost
     expectations: tuple[ExpectResult, ...] = ()
     where: Location = field(default_factory=Location)
+    settle_s: float | None = None  # how long the backend took to converge after this step
+    plan: str = ""  # what was measured (expect steps)
 
     @property
     def passed(self) -> bool:
-        return all(e.passed for e in self.expectations)
+        return all(e.status == "passed" for e in self.expectations)
+
+    @property
+    def mismatches(self) -> list[ExpectResult]:
+        return [e for e in self.expectations if e.mismatch]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "text": self.text,
+            "story": list(self.story),
+            "where": str(self.where),
+            "settle_s": None if self.settle_s is None else round(self.settle_s, 4),
+            "plan": self.plan,
+            "predicted": {e.observation: _jsonable(e.predicted) for e in self.expectations},
+            "measured": {
+                e.observation: _jsonable(e.measured) for e in self.expectations if e.measured_by
+            },
+            "mismatches": len(self.mismatches),
+            "expectations": [e.to_dict() for e in self.expectations],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +143,9 @@ class ScenarioResult:
     name: str
     path: str
     backend: str
-    status: str  # passed | failed | error
+    status: str  # passed | failed | mismatch | error | skipped
     steps: tuple[StepResult, ...] = ()
-    error: str = ""
+    error: str = ""  # bad input (error) or why it did not run (skipped)
     seconds: float = 0.0
     description: str = ""
     tags: tuple[str, ...] = ()
@@ -82,7 +157,12 @@ class ScenarioResult:
 
     @property
     def failures(self) -> list[ExpectResult]:
-        return [e for s in self.steps for e in s.expectations if not e.passed]
+        """Expectations that failed or whose measurement disagreed with the prediction."""
+        return [e for s in self.steps for e in s.expectations if e.status != "passed"]
+
+    @property
+    def mismatches(self) -> list[ExpectResult]:
+        return [e for s in self.steps for e in s.mismatches]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,27 +173,8 @@ class ScenarioResult:
             "seconds": round(self.seconds, 4),
             "fabric": self.fabric,
             "error": self.error,
-            "steps": [
-                {
-                    "kind": s.kind,
-                    "text": s.text,
-                    "story": list(s.story),
-                    "where": str(s.where),
-                    "expectations": [
-                        {
-                            "observation": e.observation,
-                            "expected": e.expected,
-                            "observed": _jsonable(e.observed),
-                            "passed": e.passed,
-                            "detail": e.detail,
-                            "involved": list(e.involved),
-                            "where": str(e.where),
-                        }
-                        for e in s.expectations
-                    ],
-                }
-                for s in self.steps
-            ],
+            "mismatches": len(self.mismatches),
+            "steps": [s.to_dict() for s in self.steps],
         }
 
 
@@ -176,32 +237,98 @@ def story(fabric: Fabric, a: Analysis, healthy: Analysis) -> tuple[str, ...]:
 
 
 class _Run:
-    """The state of one scenario run (one RunContext instead of threaded arguments)."""
+    """The state of one scenario run: the runner's own fault state (the prediction),
+    the backend (the measurements) and what has been applied."""
 
-    def __init__(self, scenario: Scenario, backend: Backend, fabric: Fabric, jobs: tuple[Job, ...]):
+    def __init__(
+        self,
+        scenario: Scenario,
+        backend: Backend,
+        fabric: Fabric,
+        jobs: tuple[Job, ...],
+        options: MeasureOptions,
+    ) -> None:
         self.scenario = scenario
         self.backend = backend
         self.fabric = fabric
         self.jobs = jobs
+        self.options = options
+        self.measures = backend.capabilities.measurements
         self.ctx = Context(scenario.checkpoint)
         self.applied: list[tuple[str | None, AppliedFault]] = []
-        self.healthy = Analysis(fabric, backend.observe(), jobs)
+        self.state = FaultState.healthy(fabric)
+        self.healthy = Analysis(fabric, Observation.from_state(self.state), jobs)
+        self.baseline = Measurements(backend.name)
         self._current: Analysis | None = self.healthy
 
     def analysis(self) -> Analysis:
         if self._current is None:
             self._current = Analysis(
-                self.fabric, self.backend.observe(), self.jobs, healthy=self.healthy
+                self.fabric, Observation.from_state(self.state), self.jobs, healthy=self.healthy
             )
         return self._current
 
+    def _changed(self) -> float:
+        self._current = None
+        return self.backend.settle(self.options.settle_timeout)
+
+    # -- what to measure ---------------------------------------------------------------
+    def _part(self, e: Expectation, a: Analysis) -> MeasurePlan | None:
+        """What to measure for one expectation (``None``: the backend cannot measure it)."""
+        try:
+            part = plan_for(e.observation, PlanInput(a, dict(e.args), self.options))
+        except ScenarioError as err:
+            raise _located(err, e.where) from None
+        if part is None or part.empty or not part.kinds <= self.measures:
+            return None
+        return part
+
+    def _measure(self, plan: MeasurePlan) -> Measurements:
+        m = self.backend.measure(plan)
+        missing = m.missing(plan)
+        if missing:
+            more = f" (+{len(missing) - 3} more)" if len(missing) > 3 else ""
+            msg = (
+                f"backend {self.backend.name} did not measure what it was asked: "
+                + "; ".join(missing[:3]) + more
+            )  # fmt: skip
+            raise BackendError(msg)
+        return m
+
+    def preflight(self) -> None:
+        """Measure the healthy fabric; refuse it if it is not what the description says."""
+        self.backend.settle(self.options.settle_timeout)
+        plan = MeasurePlan()
+        if "probes" in self.measures:  # every NIC, and a sample of pairs on every rail
+            plan = island_plan(self.healthy, self.options) | connectivity_plan(
+                self.healthy, self.options, cross_rail=False
+            )
+        for step in self.scenario.steps:
+            if isinstance(step, ExpectStep):
+                for e in step.expectations:
+                    part = self._part(e, self.healthy)
+                    plan = plan if part is None else plan | part
+        if plan.empty:
+            return
+        measured = self._measure(plan)
+        bad = disagreements(predict_measurements(self.healthy, plan), measured)
+        if bad:
+            msg = (
+                f"preflight on backend {self.backend.name}: the healthy fabric "
+                f"{self.fabric.name} does not match its description: " + "; ".join(bad)
+            )
+            raise BackendError(msg)
+        self.baseline = measured
+
+    # -- steps -------------------------------------------------------------------------
     def inject(self, step: InjectStep, applied: AppliedFault) -> StepResult:
         self.applied.append((step.name, applied))  # recorded before it is done
         self.backend.inject(applied)
-        self._current = None
+        self.state = self.state.inject(applied)
+        settle = self._changed()
         text = applied.describe(self.fabric)
         return StepResult("inject", text, story(self.fabric, self.analysis(), self.healthy),
-                          where=step.where)  # fmt: skip
+                          where=step.where, settle_s=settle)  # fmt: skip
 
     def restore(self, step: RestoreStep) -> StepResult:
         try:
@@ -211,34 +338,53 @@ class _Run:
         chosen = [self.applied[i] for i in at]
         for i in at:  # newest first, so earlier positions stay valid
             self.backend.revert(self.applied[i][1])
+            self.state = self.state.revert(self.applied[i][1])
             del self.applied[i]
-        self._current = None
+        settle = self._changed()
         text = "; ".join(a.describe_restore(self.fabric) for _, a in chosen)
         return StepResult("restore", text, story(self.fabric, self.analysis(), self.healthy),
-                          where=step.where)  # fmt: skip
+                          where=step.where, settle_s=settle)  # fmt: skip
 
     def expect(self, step: ExpectStep) -> StepResult:
         a = self.analysis()
-        results = []
-        for e in step.expectations:
-            try:
-                got = observe(e.observation, a, self.ctx, dict(e.args))
-            except ScenarioError as err:
-                raise _located(err, e.where) from None
-            results.append(
-                ExpectResult(
-                    e.describe(),
-                    e.expect.describe(),
-                    got.value,
-                    e.expect.check(got.value),
-                    got.detail,
-                    got.involved,
-                    e.where,
-                )
-            )
-        ok = sum(r.passed for r in results)
-        return StepResult("expect", f"checked {ok}/{plural(len(results), 'expectation')}",
-                          expectations=tuple(results), where=step.where)  # fmt: skip
+        parts = [self._part(e, a) for e in step.expectations]
+        plan = MeasurePlan()
+        for part in parts:
+            plan = plan if part is None else plan | part
+        measured = self._measure(plan) if not plan.empty else None
+        results = [self._judge(e, a, part, measured) for e, part in zip(step.expectations, parts,
+                                                                       strict=True)]  # fmt: skip
+        ok = sum(r.status == "passed" for r in results)
+        bad = sum(r.mismatch for r in results)
+        text = f"checked {ok}/{plural(len(results), 'expectation')}"
+        if bad:
+            text += f"; {bad} measured otherwise than predicted"
+        return StepResult("expect", text, expectations=tuple(results), where=step.where,
+                          plan="" if plan.empty else plan.describe())  # fmt: skip
+
+    def _judge(
+        self, e: Expectation, a: Analysis, part: MeasurePlan | None, m: Measurements | None
+    ) -> ExpectResult:
+        args = dict(e.args)
+        try:
+            predicted = observe(e.observation, a, self.ctx, args)
+        except ScenarioError as err:
+            raise _located(err, e.where) from None
+        got = None
+        if part is not None and m is not None:
+            got = measure(e.observation, MeasureInput(m, self.baseline, part, self.fabric, args))
+        if got is None:
+            return ExpectResult(e.describe(), e.expect.describe(), predicted.value,
+                                e.expect.check(predicted.value), predicted.detail,
+                                predicted.involved, e.where, predicted.value)  # fmt: skip
+        definition = OBSERVATIONS[e.observation].measure
+        tolerance = definition.tolerance if definition is not None else 0.0
+        return ExpectResult(
+            e.describe(), e.expect.describe(), got.value, e.expect.check(got.value),
+            predicted.detail, tuple(dict.fromkeys((*got.involved, *predicted.involved))),
+            e.where, predicted.value, got.value, self.backend.name,
+            not agree(predicted.value, got.value, tolerance), got.detail,
+        )  # fmt: skip
 
     def revert_all(self) -> None:
         first: BaseException | None = None
@@ -253,6 +399,16 @@ class _Run:
             raise first
 
 
+def unsupported(backend: Backend, faults: Sequence[AppliedFault], fabric: Fabric) -> str | None:
+    """Why ``backend`` cannot run these faults (``None``: it can)."""
+    caps = backend.capabilities
+    for applied in faults:
+        why = caps.unsupported(applied, fabric)
+        if why is not None:
+            return f"not supported on {backend.name}: {why}"
+    return None
+
+
 def _located(err: ScenarioError, where: Location) -> ScenarioError:
     """The error with ``where`` for every problem that does not already name a file."""
     return type(err)(located(err, where))
@@ -262,9 +418,16 @@ def run_scenario(
     scenario: Scenario,
     backend: str | Backend = "model",
     observers: Sequence[RunObserver] = (),
+    options: MeasureOptions | None = None,
 ) -> ScenarioResult:
-    """Run one scenario; bad input raises :class:`ScenarioError`, failures are results."""
+    """Run one scenario; bad input raises :class:`ScenarioError`, failures are results.
+
+    A scenario whose faults the backend cannot inject is ``skipped`` (the
+    reason in ``error``); a healthy fabric that measures otherwise than its
+    description stops the run with a :class:`BackendError` (preflight).
+    """
     name = backend if isinstance(backend, str) else backend.name
+    opts = options or MeasureOptions()
     for o in observers:
         o.scenario_started(scenario, name)
     start = time.perf_counter()
@@ -299,10 +462,15 @@ def run_scenario(
                                 scenario.fabric.where))  # fmt: skip
         return done("failed")
     be = make_backend(backend) if isinstance(backend, str) else backend
+    faults = [p.applied for p in prepared.steps if p.applied is not None]
+    why = unsupported(be, faults, fabric)
+    if why is not None:
+        return done("skipped", why)
     with be:
-        be.apply(fabric)
-        run = _Run(scenario, be, fabric, prepared.jobs)
+        be.apply(fabric, prepared.jobs)
+        run = _Run(scenario, be, fabric, prepared.jobs, opts)
         try:
+            run.preflight()
             for prepared_step in prepared.steps:
                 step = prepared_step.step
                 if isinstance(step, InjectStep):
@@ -322,5 +490,7 @@ def run_scenario(
                 run.revert_all()
             raise
         run.revert_all()
+    if any(s.mismatches for s in steps):
+        return done("mismatch")
     failed = any(not s.passed for s in steps)
     return done("failed" if failed else "passed")

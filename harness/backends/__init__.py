@@ -1,28 +1,126 @@
-"""Backends: one module each, all behind :class:`~harness.backends.protocol.Backend`."""
+"""Backends: one module (or package) each, all behind :class:`~harness.backends.protocol.Backend`.
+
+:data:`REGISTRY` lists every backend harness knows.  A backend's module
+defines two functions:
+
+* ``unavailable() -> str | None`` -- why it cannot run on this machine (not
+  root, a missing binary or package), or ``None`` when it can;
+* ``create() -> Backend`` -- a new instance.
+
+Scenario files may name any known backend (:data:`BACKENDS`); the command line
+offers only the available ones (:func:`available_backends`), and asking for
+any other is bad input that lists them (:func:`make_backend`).
+
+>>> "model" in available_backends()
+True
+>>> make_backend("modle")
+Traceback (most recent call last):
+...
+harness.errors.ScenarioError: unknown backend 'modle'; did you mean 'model'? (available here: model)
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import cast
 from typing import get_args
 
 from harness.backends.model import ModelBackend
 from harness.backends.protocol import Backend
 from harness.backends.protocol import BackendName
-from harness.errors import BackendError
+from harness.backends.protocol import Capabilities
+from harness.errors import ScenarioError
+from harness.suggest import did_you_mean
 
+
+@dataclass(frozen=True, slots=True)
+class BackendInfo:
+    """A known backend: its name, the module that implements it, one line about it."""
+
+    name: str
+    module: str
+    summary: str
+
+
+REGISTRY: tuple[BackendInfo, ...] = (
+    BackendInfo("model", "harness.backends.model", "the fabric as an in-memory graph"),
+    BackendInfo(
+        "netns", "harness.backends.netns", "Linux network namespaces: real routing and traffic"
+    ),
+    BackendInfo("ibsim", "harness.backends.ibsim", "an InfiniBand simulator routed by OpenSM"),
+    BackendInfo("docker", "harness.backends.docker", "Docker containers as servers"),
+)
 BACKENDS: tuple[str, ...] = get_args(BackendName)
+assert tuple(b.name for b in REGISTRY) == BACKENDS
+
+
+def _info(name: str) -> BackendInfo | None:
+    return next((b for b in REGISTRY if b.name == name), None)
+
+
+@cache
+def unavailable(name: str) -> str | None:
+    """Why backend ``name`` cannot run here (``None``: it can).  Checked once per process."""
+    info = _info(name)
+    if info is None:
+        return "unknown backend"
+    try:
+        module = importlib.import_module(info.module)
+    except ModuleNotFoundError as err:
+        if err.name == info.module:
+            return "not part of this version of harness"
+        return f"needs the Python package {err.name!r} (pip install it)"
+    check = cast("Callable[[], str | None]", module.unavailable)
+    return check()
+
+
+def available_backends() -> tuple[str, ...]:
+    """The backends that can run on this machine, in registry order."""
+    return tuple(b.name for b in REGISTRY if unavailable(b.name) is None)
+
+
+def describe_unavailable() -> list[str]:
+    """One line per known backend that cannot run here, with the reason."""
+    return [f"{b.name}: {why}" for b in REGISTRY if (why := unavailable(b.name)) is not None]
+
+
+def check_backend(name: str) -> str:
+    """``name`` if it is available here; else bad input listing the available ones."""
+    available = ", ".join(available_backends())
+    if _info(name) is None:
+        msg = (
+            f"unknown backend {name!r}{did_you_mean(name, BACKENDS)} (available here: {available})"
+        )
+        raise ScenarioError(msg)
+    why = unavailable(name)
+    if why is not None:
+        msg = f"backend {name!r} is not available here: {why} (available here: {available})"
+        raise ScenarioError(msg)
+    return name
 
 
 def make_backend(name: str) -> Backend:
-    """A new backend instance by name."""
-    if name == "model":
-        return ModelBackend()
-    if name in BACKENDS:
-        msg = (
-            f"backend {name!r} is not available in this build of harness; run with --backend model"
-        )
-        raise BackendError(msg)
-    msg = f"unknown backend {name!r} (known: {', '.join(BACKENDS)})"
-    raise BackendError(msg)
+    """A new instance of an available backend; bad input (exit 2) for any other name."""
+    info = _info(check_backend(name))
+    assert info is not None
+    factory = cast("Callable[[], Backend]", importlib.import_module(info.module).create)
+    return factory()
 
 
-__all__ = ["BACKENDS", "Backend", "BackendName", "ModelBackend", "make_backend"]
+__all__ = [
+    "BACKENDS",
+    "REGISTRY",
+    "Backend",
+    "BackendInfo",
+    "BackendName",
+    "Capabilities",
+    "ModelBackend",
+    "available_backends",
+    "check_backend",
+    "describe_unavailable",
+    "make_backend",
+    "unavailable",
+]

@@ -1,27 +1,45 @@
 """The model backend: the fabric as a pure in-memory graph (no side effects).
 
-It is the reference implementation of :class:`~harness.backends.protocol.Backend`
-and the one the other backends are compared with.
+It is the reference implementation of :class:`~harness.backends.protocol.Backend`:
+it keeps a :class:`~harness.faults.FaultState` and answers ``measure`` from the
+model (:func:`~harness.model_measure.predict_measurements`), so the whole
+predict-versus-measure path runs, and is tested, without root.  It is always
+available.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import TracebackType
 
+from harness.analysis import Analysis
+from harness.backends.protocol import Capabilities
 from harness.errors import BackendError
 from harness.fabric.model import Fabric
 from harness.faults import AppliedFault
 from harness.faults import FaultState
+from harness.jobs import Job
+from harness.measurement import Measurements
+from harness.measurement import MeasurePlan
+from harness.model_measure import predict_measurements
 from harness.observation import Observation
 
 
+def unavailable() -> str | None:
+    """Why this backend cannot run here (``None``: it can; the model always can)."""
+    return None
+
+
 class ModelBackend:
-    """Keeps a :class:`FaultState`; observing it is a pure computation."""
+    """Keeps a :class:`FaultState`; measuring it is a pure computation."""
 
     name = "model"
+    capabilities = Capabilities.everything()
 
     def __init__(self) -> None:
         self._state: FaultState | None = None
+        self._jobs: tuple[Job, ...] = ()
+        self._analysis: tuple[FaultState, Analysis] | None = None
 
     @property
     def state(self) -> FaultState:
@@ -30,9 +48,11 @@ class ModelBackend:
             raise BackendError(msg)
         return self._state
 
-    def apply(self, fabric: Fabric) -> None:
+    def apply(self, fabric: Fabric, jobs: Sequence[Job] = ()) -> None:
         if self._state is None or self._state.fabric is not fabric:
             self._state = FaultState.healthy(fabric)
+        self._jobs = tuple(jobs)
+        self._analysis = None
 
     def inject(self, fault: AppliedFault) -> None:
         self._state = self.state.inject(fault)
@@ -40,8 +60,19 @@ class ModelBackend:
     def revert(self, fault: AppliedFault) -> None:
         self._state = self.state.revert(fault)
 
+    def settle(self, timeout: float) -> float:
+        self.state  # noqa: B018  (raises before apply)
+        return 0.0
+
     def observe(self) -> Observation:
+        """The fault state as an :class:`Observation` (what the analysis reads)."""
         return Observation.from_state(self.state, self.name)
+
+    def measure(self, plan: MeasurePlan) -> Measurements:
+        state = self.state
+        if self._analysis is None or self._analysis[0] is not state:
+            self._analysis = (state, Analysis(state.fabric, self.observe(), self._jobs))
+        return predict_measurements(self._analysis[1], plan, self.name)
 
     def close(self) -> None:
         if self._state is not None:
@@ -57,3 +88,8 @@ class ModelBackend:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def create() -> ModelBackend:
+    """A new model backend (the registry's factory)."""
+    return ModelBackend()

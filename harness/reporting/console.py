@@ -60,8 +60,20 @@ def make_console(file: TextIO | None = None) -> Console:
     return Console(file=stream, highlight=False, width=PIPE_WIDTH)
 
 
-STYLES = {"passed": "bold green", "failed": "bold red", "error": "bold magenta"}
-VERDICTS = {"passed": "PASSED", "failed": "FAILED", "error": "ERROR"}
+STYLES = {
+    "passed": "bold green",
+    "failed": "bold red",
+    "error": "bold magenta",
+    "mismatch": "bold bright_red",
+    "skipped": "bold yellow",
+}
+VERDICTS = {
+    "passed": "PASSED",
+    "failed": "FAILED",
+    "error": "ERROR",
+    "mismatch": "MISMATCH",
+    "skipped": "SKIPPED",
+}
 
 
 class ConsoleReporter:
@@ -128,6 +140,9 @@ class ConsoleReporter:
             self._progress.advance(self._task)
         if self.quiet and result.passed:
             return
+        if result.status == "skipped":  # the backend cannot inject its faults
+            self._print_skip(result.name, result.error)
+            return
         self.console.print(verdict_line(result), soft_wrap=True)
         if result.status == "error":
             self.console.print(Text(_indent(result.error), style="magenta"), soft_wrap=True)
@@ -145,9 +160,12 @@ class ConsoleReporter:
         """A scenario that does not run on this backend (a note, not a failure)."""
         if self._progress is not None and self._task is not None:
             self._progress.advance(self._task)
+        self._print_skip(skipped.name, skipped.reason)
+
+    def _print_skip(self, name: str, reason: str) -> None:
         if not self.quiet:
-            line = Text.assemble(("SKIPPED", "bold yellow"), "  ", (skipped.name, "bold"))
-            line.append(f"  {skipped.reason}", style="dim")
+            line = Text.assemble(("SKIPPED", "bold yellow"), "  ", (name, "bold"))
+            line.append(f"  {reason}", style="dim")
             self.console.print(line)
 
     # -- helpers -----------------------------------------------------------------
@@ -201,7 +219,8 @@ def failure_block(e: ExpectResult) -> tuple[Text, Padding]:
     and its file:line (printed unwrapped, so the location stays one clickable
     word), then expected vs observed, detail and involved elements.
     """
-    head = Text.assemble("  ", ("expectation failed: ", "bold red"), (e.observation, "bold"))
+    what = "measured otherwise than predicted: " if e.mismatch else "expectation failed: "
+    head = Text.assemble("  ", (what, "bold red"), (e.observation, "bold"))
     if str(e.where):
         head.append("  at ")
         head.append(str(e.where), style="cyan")
@@ -210,6 +229,11 @@ def failure_block(e: ExpectResult) -> tuple[Text, Padding]:
     grid.add_column(overflow="fold")
     grid.add_row("expected", Text(e.expected, style="green"))
     grid.add_row("observed", Text(format_value(e.observed), style="red"))
+    if e.measured_by:
+        grid.add_row("predicted", Text(format_value(e.predicted)))
+        grid.add_row("measured", Text(f"{format_value(e.measured)} (on {e.measured_by})"))
+        if e.measured_detail:
+            grid.add_row("measured detail", Text(e.measured_detail))
     if e.detail:
         grid.add_row("detail", Text(e.detail))
     if e.involved:
@@ -240,6 +264,8 @@ def totals(report: RunReport) -> Text:
         (f"{report.failed} failed", "red" if report.failed else ""),
         (plural(report.errors, "error"), "magenta" if report.errors else ""),
     ]
+    if report.mismatches:
+        parts.append((f"{report.mismatches} mismatches", "bright_red"))
     if report.skipped:
         parts.append((f"{len(report.skipped)} skipped", "yellow"))
     for i, (words, style) in enumerate(parts):

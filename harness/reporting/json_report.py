@@ -2,12 +2,17 @@
 
 The document::
 
-    {"passed": 3, "failed": 1, "errors": 0, "total": 4, "skipped": 1,
+    {"passed": 3, "failed": 1, "mismatches": 0, "mismatched": 0,
+     "errors": 0, "total": 4, "skipped": 1,
      "backend": "model", "seconds": 0.41,
      "scenarios": [ScenarioResult.to_dict(), ...],
      "skipped_scenarios": [{"name": ..., "path": ..., "reason": ...}]}
 
-``total`` counts the scenarios that ran (passed + failed + errors); skipped
+``mismatches`` counts the expectations whose measurement disagreed with the
+prediction, ``mismatched`` the scenarios holding one (their status is
+``mismatch``).  Every step record carries ``predicted`` and ``measured``
+(observation -> value; ``measured`` only for what the backend measured).
+``total`` counts the scenarios that ran (passed + failed + mismatched + errors); skipped
 scenarios (whose ``backends:`` exclude the run's backend) are listed apart.
 """
 
@@ -25,6 +30,8 @@ def json_report(report: RunReport) -> dict[str, Any]:
     return {
         "passed": report.passed,
         "failed": report.failed,
+        "mismatches": report.mismatches,
+        "mismatched": report.mismatched,
         "errors": report.errors,
         "total": report.total,
         "skipped": len(report.skipped),

@@ -6,6 +6,7 @@ scenario, in the attribute set of pytest's ``xunit2`` family (``classname``,
 
 * a failed expectation: ``<failure message="first failure" type="ExpectationFailed">``
   with the whole story (steps, expected vs observed, detail, file:line) as text;
+* a measurement that disagrees with the prediction: ``<failure type="Mismatch">``;
 * bad input: ``<error message="..." type="ScenarioError">`` with every problem;
 * a scenario whose ``backends:`` exclude the run's backend: ``<skipped>``.
 
@@ -50,7 +51,7 @@ def junit_xml(report: RunReport, suite_name: str = "harness") -> ET.ElementTree[
         "testsuite",
         name=suite_name,
         tests=str(report.total + len(report.skipped)),
-        failures=str(report.failed),
+        failures=str(report.failed + report.mismatched),
         errors=str(report.errors),
         skipped=str(len(report.skipped)),
         time=f"{report.seconds:.3f}",
@@ -67,9 +68,9 @@ def junit_xml(report: RunReport, suite_name: str = "harness") -> ET.ElementTree[
             name=_clean(r.name),
             time=f"{r.seconds:.3f}",
         )
-        if r.status == "failed":
+        if r.status in ("failed", "mismatch"):
             fail = ET.SubElement(case, "failure", message=_clean(failure_message(r)))
-            fail.set("type", "ExpectationFailed")
+            fail.set("type", "Mismatch" if r.status == "mismatch" else "ExpectationFailed")
             fail.text = _clean(explain(r))
         elif r.status == "error":
             err = ET.SubElement(case, "error", message=_clean(failure_message(r)))
@@ -85,7 +86,7 @@ def junit_xml(report: RunReport, suite_name: str = "harness") -> ET.ElementTree[
         "testsuites",
         name=suite_name,
         tests=suite.get("tests", "0"),
-        failures=str(report.failed),
+        failures=str(report.failed + report.mismatched),
         errors=str(report.errors),
         skipped=str(len(report.skipped)),
         time=f"{report.seconds:.3f}",

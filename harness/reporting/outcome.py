@@ -2,8 +2,10 @@
 
 The runner returns one :class:`~harness.runner.ScenarioResult` per scenario; a
 :class:`RunReport` gathers them with the scenarios that were skipped (their
-``backends:`` list excludes the backend of the run) so the console, JSON and
-JUnit reporters all count the same way.
+``backends:`` list excludes the backend of the run, or the backend cannot inject
+their faults) so the console, JSON and JUnit reporters all count the same way.
+A scenario whose measurements disagreed with the prediction has the status
+``mismatch``; :attr:`RunReport.mismatches` counts the disagreeing expectations.
 """
 
 from __future__ import annotations
@@ -39,6 +41,16 @@ class RunReport:
     @property
     def failed(self) -> int:
         return sum(r.status == "failed" for r in self.results)
+
+    @property
+    def mismatched(self) -> int:
+        """Scenarios where a measurement disagreed with the prediction."""
+        return sum(r.status == "mismatch" for r in self.results)
+
+    @property
+    def mismatches(self) -> int:
+        """Expectations whose measurement disagreed with the prediction (findings)."""
+        return sum(len(r.mismatches) for r in self.results)
 
     @property
     def errors(self) -> int:

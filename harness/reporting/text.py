@@ -49,6 +49,13 @@ def expectation_lines(e: ExpectResult) -> list[str]:
         f"{INDENT}expected: {e.expected}",
         f"{INDENT}observed: {format_value(e.observed)}",
     ]
+    if e.measured_by:
+        lines.append(f"{INDENT}predicted: {format_value(e.predicted)}")
+        lines.append(f"{INDENT}measured:  {format_value(e.measured)} (on {e.measured_by})")
+        if e.mismatch:
+            lines.append(f"{INDENT}MISMATCH: the measurement disagrees with the prediction")
+        if e.measured_detail:
+            lines.append(f"{INDENT}measured detail: {e.measured_detail}")
     if e.detail:
         lines.append(f"{INDENT}detail:   {e.detail}")
     if e.involved:
@@ -69,6 +76,10 @@ def verdict(result: ScenarioResult) -> str:
     if result.status == "error":
         return "error: bad input"
     checked = sum(len(s.expectations) for s in result.steps)
+    if result.status == "skipped":
+        return f"skipped: {result.error}"
+    if result.mismatches:
+        return f"mismatch: {len(result.mismatches)} of {checked} measured otherwise than predicted"
     failed = len(result.failures)
     if failed:
         return f"failed: {failed} of {plural(checked, 'expectation')}"
@@ -106,8 +117,13 @@ def failure_message(result: ScenarioResult) -> str:
     fails = result.failures
     if not fails:
         return verdict(result)
-    e = fails[0]
+    e = next((x for x in fails if x.mismatch), fails[0])
     more = f" (+{len(fails) - 1} more)" if len(fails) > 1 else ""
+    if e.mismatch:
+        return (
+            f"{e.observation}: predicted {format_value(e.predicted)}, measured "
+            f"{format_value(e.measured)} on {e.measured_by} at {e.where}{more}"
+        )
     return (
         f"{e.observation}: expected {e.expected}, observed {format_value(e.observed)} "
         f"at {e.where}{more}"

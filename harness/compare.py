@@ -1,0 +1,87 @@
+"""Prediction against measurement (core layer, pure).
+
+:func:`agree` decides whether an observation's measured value is the predicted
+one (exact for counts, booleans, names and lists; within a relative tolerance
+for rates).  :func:`disagreements` compares measurement records one by one
+with the model's records for the same plan: the preflight uses it to refuse a
+healthy fabric that does not match its description.
+
+>>> agree(0.5, 0.52, 0.1), agree(3, 4, 0.1), agree([0, 1], (0, 1), 0.0)
+(True, False, True)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from harness.measurement import Measurements
+
+RATE_TOLERANCE = 0.25  # preflight: a shaped link within 25 % of its rate is healthy
+
+
+def agree(predicted: Any, measured: Any, tolerance: float) -> bool:
+    """Whether a measured value is the predicted one (``tolerance``: relative, for numbers)."""
+    if isinstance(predicted, bool) or isinstance(measured, bool):
+        return bool(predicted) == bool(measured) and type(predicted) is type(measured)
+    if isinstance(predicted, int | float) and isinstance(measured, int | float):
+        p, m = float(predicted), float(measured)
+        if math.isinf(p) or math.isinf(m):
+            return p == m
+        if isinstance(predicted, int) and isinstance(measured, int):
+            return predicted == measured
+        return abs(p - m) <= tolerance * max(abs(p), abs(m)) + 1e-9
+    if isinstance(predicted, list | tuple) and isinstance(measured, list | tuple):
+        return len(predicted) == len(measured) and all(
+            agree(a, b, tolerance) for a, b in zip(predicted, measured, strict=True)
+        )
+    return bool(predicted == measured)
+
+
+def disagreements(predicted: Measurements, measured: Measurements, limit: int = 20) -> list[str]:
+    """Records where the measurement is not what the model predicts, in plain words."""
+    out: list[str] = []
+    for p in predicted.probes:
+        got = measured.probe(p.src, p.dst)
+        if got is None:
+            out.append(f"{p.src} -> {p.dst}: not probed")
+        elif got.ok != p.ok:
+            verb = "does not reach" if p.ok else "reaches"
+            should = "should" if p.ok else "should not"
+            out.append(f"{p.src} {verb} {p.dst} (the model says it {should})")
+    for t in predicted.paths:
+        got_path = measured.path(t.src, t.dst)
+        if got_path is None:
+            out.append(f"path {t.src} -> {t.dst}: not traced")
+        elif got_path.complete != t.complete or len(got_path.hops) != len(t.hops):
+            out.append(
+                f"path {t.src} -> {t.dst}: {len(got_path.hops)} switches "
+                f"({'arrived' if got_path.complete else 'lost'}), the model says {len(t.hops)}"
+            )
+    measured_flows = {(f.group, f.src, f.dst): f for f in measured.flows}
+    for fl in predicted.flows:
+        got_flow = measured_flows.get((fl.group, fl.src, fl.dst))
+        if got_flow is None:
+            out.append(f"flow {fl.src} -> {fl.dst}: not measured")
+        elif not agree(fl.gbps, got_flow.gbps, RATE_TOLERANCE):
+            out.append(
+                f"flow {fl.src} -> {fl.dst}: {got_flow.gbps:.1f} Gb/s, "
+                f"the model says {fl.gbps:.1f} Gb/s"
+            )
+    for j in predicted.jobs:
+        got_job = measured.job(j.name)
+        if got_job is None:
+            out.append(f"job {j.name}: not reported")
+        elif got_job.alive != j.alive:
+            state = "alive" if got_job.alive else f"stopped ({got_job.ended}: {got_job.detail})"
+            out.append(f"job {j.name} is {state}, the model says {'alive' if j.alive else 'lost'}")
+    for s in predicted.links:
+        got_link = measured.link(s.link)
+        if got_link is None:
+            out.append(f"link {s.link}: not reported")
+        elif got_link.up != s.up or not agree(s.gbps, got_link.gbps, RATE_TOLERANCE):
+            out.append(
+                f"link {s.link}: {'up' if got_link.up else 'down'} at {got_link.gbps:g} Gb/s, "
+                f"the model says {'up' if s.up else 'down'} at {s.gbps:g} Gb/s"
+            )
+    return out[:limit] if len(out) <= limit else [*out[:limit], f"... {len(out) - limit} more"]

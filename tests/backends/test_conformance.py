@@ -1,0 +1,275 @@
+"""The backend conformance suite: every backend available here keeps the protocol.
+
+Parametrized over :func:`harness.backends.available_backends` -- the model
+everywhere, ``netns`` (and the others) wherever they can run, which CI
+arranges -- so a new backend is checked by registering it, nothing more.
+Each test builds a small two-tier fabric (2 SUs x 2 servers, 8 leaves, 2
+spines, storage) and checks what ``docs/backends.md`` promises: the life
+cycle, honest capabilities (every fault kind it claims measures as the model
+predicts and reverts; every one it does not claim skips the scenario),
+measurements keyed by the fabric's own ids, and reverts in reverse order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+import pytest
+
+from harness.analysis import Analysis
+from harness.backends import available_backends
+from harness.backends import make_backend
+from harness.backends.protocol import Backend
+from harness.backends.protocol import Capabilities
+from harness.compare import disagreements
+from harness.expect import Expect
+from harness.fabric.generators import two_tier
+from harness.fabric.model import Fabric
+from harness.fabric.model import Kind
+from harness.fabric.model import LinkKind
+from harness.faults import FAULT_KINDS
+from harness.faults import AppliedFault
+from harness.faults import Fault
+from harness.faults import FaultState
+from harness.jobs import Job
+from harness.jobs import JobSpec
+from harness.jobs import resolve_jobs
+from harness.measurement import MEASUREMENT_KINDS
+from harness.measurement import Measurements
+from harness.measurement import MeasurePlan
+from harness.model_measure import predict_measurements
+from harness.observation import Observation
+from harness.plans import MeasureOptions
+from harness.plans import island_plan
+from harness.plans import uplink_flow_group
+from harness.runner import run_scenario
+from harness.scenario.model import Expectation
+from harness.scenario.model import ExpectStep
+from harness.scenario.model import FabricRef
+from harness.scenario.model import InjectStep
+from harness.scenario.model import Scenario
+
+BACKENDS = available_backends()
+PARAMS = {"sus": 2, "nodes_per_su": 2, "node": "a800", "spines": 2, "leaf_radix": 8,
+          "storage": True, "name": "conformance"}  # fmt: skip
+FABRIC = two_tier(**PARAMS)  # type: ignore[arg-type]
+REF = FabricRef(generator="two-tier", params=tuple(sorted(PARAMS.items())))
+JOBS = resolve_jobs([JobSpec(per_su=True)], FABRIC)
+SETTLE = 120.0
+
+
+def _link(kind: LinkKind) -> int:
+    return int(FABRIC.links_of_kind(kind)[0])
+
+
+UPLINK = FABRIC.link_ids[_link(LinkKind.LEAF_SPINE)]
+#: One representative fault of each kind on the conformance fabric.
+FAULTS: dict[str, Any] = {
+    "kill": {"kill": "spine-01"},
+    "drain": {"drain": "spine-02"},
+    "cut": {"cut": UPLINK},
+    "optic": {"optic": FABRIC.port_id(_link(LinkKind.ACCESS), 1)},
+    "degrade": {"degrade": {"target": UPLINK, "fraction": 0.5}},
+    "bond-member": {"bond-member": "su01/node01/stor0"},
+}
+#: Further kill targets: a backend may kill some element kinds and not others.
+KILLS = ["su01/leaf-r0", "su01/node01", "su01/node01/nic0", "su01/node01/gpu0"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    be = make_backend(request.param)
+    yield be
+    be.close()
+
+
+def plan_for(a: Analysis, caps: Capabilities) -> MeasurePlan:
+    """Every NIC, the traced path across SUs, the uplink flows, the jobs, every cable."""
+    plan = MeasurePlan()
+    if "probes" in caps.measurements:
+        plan = plan | island_plan(a, MeasureOptions())
+    if "paths" in caps.measurements:
+        plan = plan | MeasurePlan(paths=(("su01/node01/nic0", "su02/node02/nic0"),))
+    if "flows" in caps.measurements:
+        leaf = FABRIC.index["su01/leaf-r0"]
+        plan = plan | MeasurePlan(flows=(uplink_flow_group(a, leaf),), flow_seconds=1.0)
+    if "jobs" in caps.measurements:
+        plan = plan | MeasurePlan(jobs=tuple(j.name for j in JOBS))
+    if "links" in caps.measurements:
+        cables = FABRIC.links_of_kind(LinkKind.ACCESS, LinkKind.LEAF_SPINE).tolist()
+        plan = plan | MeasurePlan(links=tuple(FABRIC.link_ids[x] for x in cables))
+    return plan
+
+
+def analysis(state: FaultState) -> Analysis:
+    return Analysis(FABRIC, Observation.from_state(state), JOBS)
+
+
+def measure_and_compare(be: Backend, state: FaultState) -> Measurements:
+    a = analysis(state)
+    plan = plan_for(a, be.capabilities)
+    m = be.measure(plan)
+    assert m.missing(plan) == []
+    assert disagreements(predict_measurements(a, plan), m) == []
+    return m
+
+
+# -- the protocol itself ---------------------------------------------------------------------
+def test_is_a_backend_with_honest_capability_names(backend: Backend) -> None:
+    assert isinstance(backend, Backend)
+    assert backend.name in BACKENDS
+    caps = backend.capabilities
+    assert isinstance(caps, Capabilities)
+    assert caps.faults <= set(FAULT_KINDS)
+    assert caps.elements <= {k.label for k in Kind}
+    assert caps.links <= {k.label for k in LinkKind}
+    assert caps.measurements <= set(MEASUREMENT_KINDS)
+    assert caps.faults, "a backend that injects nothing tests nothing"
+    assert "probes" in caps.measurements, "preflight needs probes"
+
+
+def test_close_is_safe_before_apply_and_twice(backend: Backend) -> None:
+    backend.close()
+    with backend as be:
+        be.apply(FABRIC, JOBS)
+    backend.close()
+
+
+def test_the_healthy_fabric_measures_as_described(backend: Backend) -> None:
+    with backend as be:
+        be.apply(FABRIC, JOBS)
+        seconds = be.settle(SETTLE)
+        assert isinstance(seconds, float)
+        assert 0.0 <= seconds <= SETTLE
+        m = measure_and_compare(be, FaultState.healthy(FABRIC))
+    # keyed by the fabric's own ids, and nothing that was not asked for
+    plan = plan_for(analysis(FaultState.healthy(FABRIC)), backend.capabilities)
+    assert m.backend == backend.name
+    asked = set(plan.probes)
+    assert {(p.src, p.dst) for p in m.probes} <= asked
+    for p in m.probes:
+        assert FABRIC.kind[FABRIC.index[p.src]] == int(Kind.NIC)
+        assert p.rtt_ms is None or p.rtt_ms >= 0
+    for t in m.paths:
+        assert all(
+            FABRIC.kind[FABRIC.index[h]] in (int(Kind.LEAF), int(Kind.SPINE)) for h in t.hops
+        )
+    assert {x.link for x in m.links} == set(plan.links)
+    assert {j.name for j in m.jobs} == set(plan.jobs)
+    assert all(f.gbps >= 0 and f.seconds >= 0 for f in m.flows)
+    assert m.scale > 0
+
+
+def _applied(raw: Any) -> AppliedFault:
+    return Fault.parse(raw).resolve(FABRIC)
+
+
+@pytest.mark.parametrize("kind", list(FAULTS))
+def test_every_claimed_fault_measures_as_predicted_and_reverts(backend: Backend, kind: str) -> None:
+    applied = _applied(FAULTS[kind])
+    why = backend.capabilities.unsupported(applied, FABRIC)
+    if why is not None:  # not claimed: the runner must skip, never attempt it
+        checks = ExpectStep((Expectation("jobs_lost", Expect.parse(0)),))
+        sc = Scenario("unsupported", "d", REF, (InjectStep(Fault.parse(FAULTS[kind])), checks),
+                      (JobSpec(per_su=True),), backends=(backend.name,))  # fmt: skip
+        result = run_scenario(sc, backend)
+        assert result.status == "skipped"
+        assert result.error == f"not supported on {backend.name}: {why}"
+        return
+    with backend as be:
+        be.apply(FABRIC, JOBS)
+        be.settle(SETTLE)
+        healthy = FaultState.healthy(FABRIC)
+        measure_and_compare(be, healthy)
+        be.inject(applied)
+        be.settle(SETTLE)
+        measure_and_compare(be, healthy.inject(applied))
+        be.revert(applied)
+        be.settle(SETTLE)
+        measure_and_compare(be, healthy)
+
+
+@pytest.mark.parametrize("target", KILLS)
+def test_kills_it_claims_work_and_the_others_skip(backend: Backend, target: str) -> None:
+    applied = _applied({"kill": target})
+    if backend.capabilities.unsupported(applied, FABRIC) is not None:
+        assert (
+            Kind(int(FABRIC.kind[applied.elements[0]])).label not in backend.capabilities.elements
+        )
+        return
+    with backend as be:
+        be.apply(FABRIC, JOBS)
+        be.settle(SETTLE)
+        be.inject(applied)
+        be.settle(SETTLE)
+        measure_and_compare(be, FaultState.healthy(FABRIC).inject(applied))
+
+
+class Recording:
+    """Wraps a backend and records the calls the runner makes."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.calls: list[str] = []
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.inner.capabilities
+
+    def apply(self, fabric: Fabric, jobs: Sequence[Job] = ()) -> None:
+        self.calls.append("apply")
+        self.inner.apply(fabric, jobs)
+
+    def inject(self, fault: AppliedFault) -> None:
+        self.calls.append(f"inject {fault.fault.describe()}")
+        self.inner.inject(fault)
+
+    def revert(self, fault: AppliedFault) -> None:
+        self.calls.append(f"revert {fault.fault.describe()}")
+        self.inner.revert(fault)
+
+    def settle(self, timeout: float) -> float:
+        return self.inner.settle(timeout)
+
+    def measure(self, plan: MeasurePlan) -> Measurements:
+        self.calls.append("measure")
+        return self.inner.measure(plan)
+
+    def close(self) -> None:
+        self.calls.append("close")
+        self.inner.close()
+
+    def __enter__(self) -> Recording:
+        self.inner.__enter__()
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def test_the_runner_reverts_in_reverse_order(backend: Backend) -> None:
+    supported = [
+        raw for raw in FAULTS.values()
+        if backend.capabilities.unsupported(_applied(raw), FABRIC) is None
+    ][:2]  # fmt: skip
+    assert supported, "the backend supports none of the representative faults"
+    checks = ExpectStep((Expectation("islands", Expect.parse(1)),))
+    steps = tuple(InjectStep(Fault.parse(raw)) for raw in supported)
+    sc = Scenario("order", "d", REF, (*steps, checks), (JobSpec(per_su=True),),
+                  backends=(backend.name,))  # fmt: skip
+    rec = Recording(backend)
+    result = run_scenario(sc, rec)
+    assert result.status in ("passed", "failed"), result.failures  # never a mismatch
+    names = [Fault.parse(raw).describe() for raw in supported]
+    injects = [f"inject {n}" for n in names]
+    reverts = [f"revert {n}" for n in reversed(names)]
+    assert [c for c in rec.calls if c.startswith(("inject", "revert"))] == injects + reverts
+    assert rec.calls[0] == "apply"
+    assert rec.calls[-1] == "close"
+    assert "measure" in rec.calls  # the preflight and the expect step
