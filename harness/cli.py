@@ -7,12 +7,15 @@ that turns exceptions into exit codes:
 
 ===  ===========================================================================
 0    everything ran and every expectation held
-1    the fabric under test failed: an expectation, a budget, an audit (not the harness)
-2    bad input: a scenario or fabric file, a selector, an argument
-     (:class:`~harness.errors.ScenarioError`); every problem is printed to
-     stderr as ``error: FILE:LINE:COLUMN: ...``, one per line, never a traceback
-3    the environment failed (:class:`~harness.errors.BackendError`, an
-     unwritable report file)
+1    the fabric under test failed: an expectation, a budget, an audit (not the
+     harness), or a backend measured otherwise than the model predicts (a mismatch)
+2    bad input: a scenario or fabric file, a selector, an argument, a backend
+     that is unknown or not available here, a run in which nothing ran (unless
+     ``--allow-empty``) (:class:`~harness.errors.ScenarioError`); every problem
+     is printed to stderr as ``error: FILE:LINE:COLUMN: ...``, one per line,
+     never a traceback
+3    the environment failed (:class:`~harness.errors.BackendError`, a healthy
+     fabric that fails its preflight, an unwritable report file)
 ===  ===========================================================================
 
 For example::
@@ -938,9 +941,12 @@ exit codes:
   0    everything ran and held: scenarios passed, the change is within budget,
        the dump matches its design
   1    the fabric under test failed: an expectation failed, a budget is broken,
-       an audit found differences
-  2    bad input: a scenario or fabric file, a selector, an argument
-  3    the environment failed: a backend, a tool, an unwritable report file
+       an audit found differences, a backend measured otherwise than the model
+       predicts (a mismatch)
+  2    bad input: a scenario or fabric file, a selector, an argument, a backend
+       not available here; a run in which nothing ran (unless --allow-empty)
+  3    the environment failed: a backend, a tool, a healthy fabric that fails
+       its preflight, an unwritable report file
   130  interrupted (Ctrl-C)
 """
 
