@@ -73,8 +73,10 @@ def unavailable(name: str) -> str | None:
         if err.name == info.module:
             return "not part of this version of harness"
         return f"needs the Python package {err.name!r} (pip install it)"
-    check = cast("Callable[[], str | None]", module.unavailable)
-    return check()
+    check = getattr(module, "unavailable", None)
+    if check is None or getattr(module, "create", None) is None:
+        return f"{info.module} is not a complete backend yet (no unavailable() and create())"
+    return cast("Callable[[], str | None]", check)()
 
 
 def available_backends() -> tuple[str, ...]:
