@@ -125,6 +125,9 @@ def parse_netq(text: str, path: str = "<string>") -> RawNetwork:
         raise ScenarioError(Problem(msg, path=path, line=err.lineno, column=err.colno)) from None
     except ValueError as err:
         raise ScenarioError(Problem(f"{err}; each key once", path=path, line=1)) from None
+    except RecursionError:
+        msg = "JSON nested too deep to be a NetQ topology graph (which is 5 levels deep)"
+        raise ScenarioError(Problem(msg, path=path, line=1)) from None
     if isinstance(data, list):
         if len(data) != 1:
             msg = (

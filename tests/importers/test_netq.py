@@ -99,6 +99,7 @@ def test_topograph_sample_multi_links_and_hosts_on_one_leaf() -> None:
         ('{"nodes": [{"id": "a", "tier": "x"}], "links": []}', r"'tier' must be an integer"),
         ('{"nodes": [{"id": "a", "tier": 1}], "links": [{"id": "l", "interfaces": []}]}',
          r"a cable needs two interfaces"),
+        ("[" * 100_000 + "]" * 100_000, r"t:1:0: JSON nested too deep"),
     ],
 )  # fmt: skip
 def test_malformed_graphs_name_the_line_and_the_fix(text: str, match: str) -> None:

@@ -33,7 +33,6 @@ from .conftest import DUMPS
 
 PROD = DUMPS / "prod_hdr.ibnetdiscover"
 BROKEN = DUMPS / "prod_hdr_broken.ibnetdiscover"
-BROKEN_PORTS = DUMPS / "prod_hdr_broken.ports"
 REAL = DUMPS / "production" / "topograph-example.ibnetdiscover"
 
 SERVERS = [
@@ -158,12 +157,20 @@ def test_hca_n_and_mlx5_n_name_the_same_rails() -> None:
         assert leaves == {r: f"A09-P1-IBLEAF-{r + 1:02d}-{g}" for r in range(4)}
 
 
-def test_ports_report_reads_the_same_fabric() -> None:
+@pytest.mark.parametrize(
+    "name",
+    [
+        "prod_hdr_broken.ports",  # ibnetdiscover -p: one line per port
+        "prod_hdr_broken.g.ibnetdiscover",  # -g: chassis grouping headers and comments
+        "prod_hdr_broken.f.ibnetdiscover",  # -f: s=/w=/v= after the rates
+    ],
+)
+def test_other_ibnetdiscover_formats_read_the_same_fabric(name: str) -> None:
     topo = load_dump(BROKEN)
-    ports = load_dump(BROKEN_PORTS)  # sniffed as ibnetdiscover, read as the -p report
-    assert _servers(ports) == _servers(topo) == SERVERS
-    assert sorted(ports.link_ids) == sorted(topo.link_ids)
-    assert audit_regular(ports).kinds() == audit_regular(topo).kinds() == PLANTED
+    other = load_dump(DUMPS / name)  # sniffed as ibnetdiscover
+    assert _servers(other) == _servers(topo) == SERVERS
+    assert sorted(other.link_ids) == sorted(topo.link_ids)
+    assert audit_regular(other).kinds() == audit_regular(topo).kinds() == PLANTED
 
 
 # -- the design-free audit ----------------------------------------------------------------

@@ -37,7 +37,7 @@ done
 # what ibsim was told (degraded links are set on the HCA end anyway).
 printf 'force_link_speed 0\nforce_link_speed_ext 0\nforce_link_width 0\n' > "$work/opensm.conf"
 
-dump() {  # dump NETFILE OUTFILE [PORTSFILE]
+dump() {  # dump NETFILE OUTFILE [FLAG=FILE ...]
     local net="$1" out="$2"
     ibsim -s "$net" --no-console > "$work/ibsim.log" 2>&1 &
     ibsim_pid=$!
@@ -49,10 +49,11 @@ dump() {  # dump NETFILE OUTFILE [PORTSFILE]
     OSM_TMP_DIR="$work" OSM_CACHE_DIR="$work" timeout 120 \
         ibsim-run opensm --once -F "$work/opensm.conf" -f "$work/opensm.log" > "$work/opensm.out" 2>&1
     timeout 60 ibsim-run ibnetdiscover > "$out" 2> "$work/ibnetdiscover.err"
-    if [ -n "${3:-}" ]; then  # also the ports report (ibnetdiscover -p)
-        timeout 60 ibsim-run ibnetdiscover -p > "$3" 2> "$work/ibnetdiscover.err"
-        echo "wrote $3"
-    fi
+    local spec
+    for spec in "${@:3}"; do  # FLAG=FILE: the same subnet dumped with ibnetdiscover FLAG
+        timeout 60 ibsim-run ibnetdiscover "${spec%%=*}" > "${spec#*=}" 2> "$work/ibnetdiscover.err"
+        echo "wrote ${spec#*=}"
+    done
     kill "$ibsim_pid"
     wait "$ibsim_pid" 2>/dev/null || true
     ibsim_pid=""
@@ -68,4 +69,5 @@ done
 # production-style HDR plane: Aggregation Nodes, unset/placeholder/cloned descriptions
 dump "$out_dir/prod_hdr.net" "$out_dir/prod_hdr.ibnetdiscover"
 dump "$out_dir/prod_hdr_broken.net" "$out_dir/prod_hdr_broken.ibnetdiscover" \
-     "$out_dir/prod_hdr_broken.ports"
+     "-p=$out_dir/prod_hdr_broken.ports" "-g=$out_dir/prod_hdr_broken.g.ibnetdiscover" \
+     "-f=$out_dir/prod_hdr_broken.f.ibnetdiscover"
