@@ -40,6 +40,7 @@ import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from harness.fabric.model import Fabric
@@ -222,9 +223,9 @@ def _main_ports(f: Fabric, v: _View) -> dict[tuple[int, int], int]:
     return out
 
 
-def _server_ports(f: Fabric, v: _View, groups: list[int]) -> list[int]:
+def _server_ports(at: Mapping[tuple[int, int], int], groups: list[int]) -> list[int]:
     """The leaf ports that hold a server in most groups: the design's server slots."""
-    used = Counter(port for (_, port) in _main_ports(f, v))
+    used = Counter(port for (_, port) in at)
     return sorted(p for p, c in used.items() if c > len(groups) / 2)
 
 
@@ -253,7 +254,7 @@ def _infer(f: Fabric, v: _View) -> tuple[RegularDesign, list[str], list[tuple[in
     distinct = sum(1 for ls in nic_leaves.values() if len(ls) > 1 and len(set(ls)) == len(ls))
     rail_optimized = distinct > len(nic_leaves) / 2
     spg = (
-        len(_server_ports(f, v, groups)) if rail_optimized
+        len(_server_ports(_main_ports(f, v), groups)) if rail_optimized
         else _majority(per_group[g] for g in groups)
     )  # fmt: skip
     gaps = _spine_gaps(f, v.spines)
@@ -323,14 +324,25 @@ def audit_regular(fabric: Fabric) -> RegularAudit:
 
     # leaves with fewer uplinks, by (leaf, spine)
     pair = Counter((leaf, spine) for leaf, spine, _ in v.uplinks)
-    reach = Counter(spine for leaf, spine in pair)
-    expected_spines = [s for s in v.spines if reach[s] > len(v.leaves) / 2]
+    # a leaf's peers are the leaves of its pod (all of them on two tiers)
+    pod_leaves: dict[int, list[int]] = {}
     for leaf in v.leaves:
+        pod_leaves.setdefault(int(f.pod[leaf]), []).append(leaf)
+    spines_of: dict[int, list[int]] = {}
+    for leaf, spine in pair:
+        spines_of.setdefault(leaf, []).append(spine)
+    expected: dict[int, list[int]] = {}
+    for pod, members in pod_leaves.items():
+        reach = Counter(s for leaf in members for s in spines_of.get(leaf, []))
+        expected[pod] = sorted((s for s, c in reach.items() if c > len(members) / 2),
+                               key=lambda s: name[s])  # fmt: skip
+    for leaf in v.leaves:
+        expected_spines = expected[int(f.pod[leaf])]
         short = [(name[s], design.cables_per_pair - pair[leaf, s]) for s in expected_spines
                  if pair[leaf, s] < design.cables_per_pair]  # fmt: skip
         if not short:
             continue
-        total = sum(pair[leaf, s] for s in v.spines)
+        total = sum(pair[leaf, s] for s in spines_of.get(leaf, []))
         expect = design.cables_per_pair * len(expected_spines)
         what = ", ".join(
             f"{n} to {s}"
@@ -397,8 +409,9 @@ def audit_regular(fabric: Fabric) -> RegularAudit:
     # groups with fewer servers than the others: server slots dark on all their leaves
     if design.rail_optimized:
         at = _main_ports(f, v)
+        slots = _server_ports(at, groups)
         for g in groups:
-            dark = [p for p in _server_ports(f, v, groups) if (g, p) not in at]
+            dark = [p for p in slots if (g, p) not in at]
             if not dark:
                 continue
             present = design.servers_per_group - len(dark)

@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from types import ModuleType
 
 import pytest
 
 from harness.cli import main
 from harness.fabric import Fabric
 from harness.fabric import LinkKind
+from harness.fabric import three_tier
 from harness.fabric import two_tier
 from harness.importers import load_dump
 from harness.importers import load_ibnetdiscover
@@ -314,3 +316,13 @@ def test_real_ndr_plane_departures() -> None:
         "missing-leaf": 1, "leaf-uplinks": 12, "swapped-nics": 1, "wrong-rail": 2,
         "missing-hca": 7, "port-mismatch": 5, "missing-server": 4,
     }  # fmt: skip
+
+
+def test_three_tier_peers_are_the_leaves_of_a_pod(make_nets: ModuleType) -> None:
+    f = three_tier(sus=4, nodes_per_su=2, sus_per_pod=2, spines_per_pod=2, radix=16,
+                   storage=False, node_overrides={"rails": 2})  # fmt: skip
+    assert audit_regular(f).ok
+    cut = make_nets._edit(f, drop={"su03/leaf-r1:4--pod02/spine-02:2"})
+    report = audit_regular(cut)
+    assert report.kinds() == [("leaf-uplinks", "su03/leaf-r1")]
+    assert report.departures[0].detail == (("pod02/spine-02", 1),)
