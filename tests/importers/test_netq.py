@@ -19,10 +19,11 @@ from harness.importers.regular import audit_regular
 from harness.importers.slurm import to_slurm_topology
 
 from .conftest import DUMPS
+from .conftest import THIRD_PARTY
 
 NETQ = DUMPS / "netq"
 RAIL = NETQ / "spectrumx_rail.json"
-TOPOGRAPH = NETQ / "topograph-topologyGraph.json"
+TOPOGRAPH = THIRD_PARTY / "topograph_netq_topologyGraph.json"
 
 
 def test_committed_file_is_what_make_netq_writes() -> None:

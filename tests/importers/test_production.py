@@ -2,8 +2,8 @@
 
 ``prod_hdr*.ibnetdiscover`` are real ibnetdiscover output of ibsim nets written
 by ``make_nets.py:production_net`` (see tests/data/importers/README.md); the
-broken one has exactly five planted departures.  ``production/`` holds a real
-NDR plane dump published by NVIDIA (topograph's test data).
+broken one has exactly five planted departures.  ``third_party/topograph_ibnetdiscover_
+ndr_plane.out`` is a real NDR plane dump published by NVIDIA (Topograph's test data).
 """
 
 from __future__ import annotations
@@ -32,10 +32,11 @@ from harness.importers.regular import audit_regular
 from harness.importers.regular import infer_design
 
 from .conftest import DUMPS
+from .conftest import THIRD_PARTY
 
 PROD = DUMPS / "prod_hdr.ibnetdiscover"
 BROKEN = DUMPS / "prod_hdr_broken.ibnetdiscover"
-REAL = DUMPS / "production" / "topograph-example.ibnetdiscover"
+REAL = THIRD_PARTY / "topograph_ibnetdiscover_ndr_plane.out"
 
 SERVERS = [
     "a01-p1-dgx-01-c01", "a01-p1-dgx-01-c02", "a02-p1-dgx-02-c01", "a02-p1-dgx-02-c02",
