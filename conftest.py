@@ -1,3 +1,9 @@
-from __future__ import annotations
+"""Root conftest: nothing to configure.
 
-pytest_plugins = ["harness.pytest_plugin"]
+The scenario-file plugin (``harness.pytest_plugin``) is loaded through its
+``pytest11`` entry point, which ``pip install -e .`` registers; listing it in
+``pytest_plugins`` here too would register it twice.  Suite-wide test
+conventions live in ``tests/conftest.py``.
+"""
+
+from __future__ import annotations

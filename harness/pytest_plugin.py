@@ -1,15 +1,25 @@
 """Scenario files as pytest items (edge layer: a thin shell over the runner).
 
-Enabled by the repository's root ``conftest.py``
-(``pytest_plugins = ["harness.pytest_plugin"]``); elsewhere pass
-``-p harness.pytest_plugin``.  Modelled on pytest's
-``doc/en/example/nonpython/conftest.py``.
+Installed with the package: ``pip install harness`` registers this module as
+the pytest plugin ``harness`` (entry point group ``pytest11``), so any project
+whose environment has harness installed collects its scenario files with plain
+``pytest``; ``-p no:harness`` switches it off for one run.  Modelled on
+pytest's ``doc/en/example/nonpython/conftest.py``.
 
 Which files are collected
-    Every ``*.yaml`` / ``*.yml`` file below a directory named ``scenarios``
-    (anywhere under the rootdir, e.g. ``scenarios/seed/spines.yaml``).  Other
-    YAML files are left alone, so keep fabric files outside ``scenarios/``
-    (the reference's ``file: ../fabrics/lab.yaml``).
+    The ini option ``harness_scenarios`` lists globs, relative to the
+    directory of the ini file (the rootdir when there is none)::
+
+        [tool.pytest.ini_options]
+        harness_scenarios = ["checks/*.yaml", "scenarios/**/*.yaml"]
+
+    ``*``, ``?`` and ``[...]`` match within one path segment, ``**`` matches
+    any number of segments (also none).  The default is today's rule: every
+    ``*.yaml`` / ``*.yml`` file below a directory named ``scenarios``,
+    anywhere (``**/scenarios/**/*.yaml``, ``**/scenarios/**/*.yml``).  Other
+    YAML files are left alone, so keep fabric files out of those globs (the
+    reference's ``file: ../fabrics/lab.yaml``).  Only files pytest visits are
+    considered (its arguments, ``testpaths``, ``norecursedirs``).
 
 What an item is
     One scenario: ``scenarios/spines.yaml::one-spine-left``.  A file that does
@@ -19,6 +29,8 @@ What an item is
 Options (group ``harness``)
     ``--backend NAME``: where to run (default ``model``).  A scenario whose
     ``backends:`` list excludes it is skipped, with the reason.
+    ``--save-reproducer DIR``: where property tests (:mod:`harness.stateful`)
+    write the scenario file that reproduces a failure.
 
 A failed expectation is reported as plain text (the steps' story, then
 expected vs observed, detail and file:line for each failed expectation); bad
@@ -30,6 +42,8 @@ works as for any test.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,8 +68,9 @@ if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
     from _pytest._code.code import TracebackStyle
 
-SCENARIO_DIR = "scenarios"
-SUFFIXES = (".yaml", ".yml")
+INI_SCENARIOS = "harness_scenarios"
+# Today's rule as globs: any YAML file below a directory named ``scenarios``.
+DEFAULT_SCENARIO_GLOBS: tuple[str, ...] = ("**/scenarios/**/*.yaml", "**/scenarios/**/*.yml")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +78,8 @@ class HarnessState:
     """Per-run state, kept in ``config.stash`` (not in globals or config attributes)."""
 
     backend: str
+    scenario_globs: tuple[re.Pattern[str], ...]
+    globs_base: Path  # the globs are relative to this directory
 
 
 STATE_KEY = pytest.StashKey[HarnessState]()
@@ -78,6 +95,13 @@ class ScenarioFailed(Exception):
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        INI_SCENARIOS,
+        type="args",
+        default=list(DEFAULT_SCENARIO_GLOBS),
+        help="globs (relative to the ini file's directory; ** spans directories) of the "
+        "harness scenario files to collect (default: " + " ".join(DEFAULT_SCENARIO_GLOBS) + ")",
+    )
     group = parser.getgroup("harness", "harness scenarios")
     group.addoption(
         "--backend",
@@ -95,7 +119,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[STATE_KEY] = HarnessState(backend=config.getoption("backend"))
+    globs = config.getini(INI_SCENARIOS)
+    config.stash[STATE_KEY] = HarnessState(
+        backend=config.getoption("backend"),
+        scenario_globs=tuple(glob_regex(g) for g in globs),
+        globs_base=config.inipath.parent if config.inipath is not None else config.rootpath,
+    )
     directory = config.getoption("save_reproducer")
     if directory:
         # The state machines run inside hypothesis, out of reach of fixtures; the
@@ -113,19 +142,67 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             os.environ[ENV_SAVE] = old
 
 
-def is_scenario_file(path: Path, rootpath: Path) -> bool:
-    """A ``*.yaml``/``*.yml`` file below a directory named ``scenarios``."""
-    if path.suffix not in SUFFIXES:
-        return False
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A path glob as a regular expression over ``/``-separated relative paths.
+
+    >>> bool(glob_regex("checks/*.yaml").match("checks/spines.yaml"))
+    True
+    >>> bool(glob_regex("checks/*.yaml").match("checks/old/spines.yaml"))
+    False
+    >>> deep = glob_regex("**/scenarios/**/*.yml")
+    >>> [bool(deep.match(p)) for p in ("scenarios/a.yml", "x/scenarios/b/c.yml", "a.yml")]
+    [True, True, False]
+    """
+    parts = [p for p in pattern.strip().strip("/").split("/") if p]
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if part == "**":
+            out.append(".*" if last else "(?:[^/]+/)*")
+            continue
+        out.append(_segment_regex(part) + ("" if last else "/"))
+    return re.compile("".join(out) + r"\Z")
+
+
+def _segment_regex(part: str) -> str:
+    rx, j = "", 0
+    while j < len(part):
+        c = part[j]
+        end = part.find("]", j + 2) if c == "[" else -1
+        if c == "*":
+            rx += "[^/]*"
+        elif c == "?":
+            rx += "[^/]"
+        elif end != -1:
+            body = part[j + 1 : end]
+            body = "^" + body[1:] if body.startswith("!") else body
+            rx += "[" + body.replace("\\", "\\\\") + "]"
+            j = end
+        else:
+            rx += re.escape(c)
+        j += 1
+    return rx
+
+
+def is_scenario_file(
+    path: Path, base: Path, globs: Iterable[str | re.Pattern[str]] = DEFAULT_SCENARIO_GLOBS
+) -> bool:
+    """Whether ``path`` matches one of ``globs``, taken relative to ``base``.
+
+    A file outside ``base`` is matched by its absolute path (so the default
+    ``**/scenarios/...`` globs still apply to it).
+    """
     try:
-        parts = path.relative_to(rootpath).parts[:-1]
+        rel = path.relative_to(base).as_posix()
     except ValueError:
-        parts = path.parts[:-1]
-    return SCENARIO_DIR in parts
+        rel = path.as_posix().lstrip("/")
+    patterns = (g if isinstance(g, re.Pattern) else glob_regex(g) for g in globs)
+    return any(p.match(rel) for p in patterns)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:
-    if is_scenario_file(file_path, parent.config.rootpath):
+    state = parent.config.stash[STATE_KEY]
+    if is_scenario_file(file_path, state.globs_base, state.scenario_globs):
         file: ScenarioFile = ScenarioFile.from_parent(parent, path=file_path)
         return file
     return None

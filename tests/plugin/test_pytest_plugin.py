@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 import xml.etree.ElementTree as ET
+from importlib.metadata import entry_points
 
 import pytest
 
@@ -96,12 +97,12 @@ steps:
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    """A project whose root conftest enables the plugin, as the repository's does."""
+    """A project with no conftest: the installed plugin (entry point) does the work."""
     # When this suite runs under xdist, the inner sessions are not workers
     # (plugins such as pytest-benchmark read these variables and warn).
     for var in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
         monkeypatch.delenv(var, raising=False)
-    pytester.makeconftest('pytest_plugins = ["harness.pytest_plugin"]')
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
     return pytester
 
 
@@ -186,6 +187,72 @@ def test_only_yaml_below_a_scenarios_directory_is_collected(project: pytest.Pyte
 )
 def test_is_scenario_file(pytester: pytest.Pytester, rel: str, collected: bool) -> None:
     assert is_scenario_file(pytester.path / rel, pytester.path) is collected
+
+
+@pytest.mark.parametrize(
+    ("globs", "rel", "collected"),
+    [
+        (["checks/*.yaml"], "checks/spines.yaml", True),
+        (["checks/*.yaml"], "checks/old/spines.yaml", False),  # * stays in one directory
+        (["checks/*.yaml"], "other/checks/spines.yaml", False),  # relative to the ini file
+        (["checks/**/*.yaml"], "checks/spines.yaml", True),  # ** may be no directory
+        (["checks/**/*.yaml"], "checks/a/b/spines.yaml", True),
+        (["**/*.yaml"], "deep/down/x.yaml", True),
+        (["checks/spine-0[1-3].yaml"], "checks/spine-02.yaml", True),
+        (["checks/spine-0[!1-3].yaml"], "checks/spine-02.yaml", False),
+        (["checks/?.yaml"], "checks/ab.yaml", False),
+        (["a.yaml", "b/*.yml"], "b/c.yml", True),
+        ([], "scenarios/a.yaml", False),
+    ],
+)
+def test_scenario_globs(
+    pytester: pytest.Pytester, globs: list[str], rel: str, collected: bool
+) -> None:
+    assert is_scenario_file(pytester.path / rel, pytester.path, globs) is collected
+
+
+def test_the_plugin_is_a_pytest11_entry_point() -> None:
+    # What makes `pip install harness` enough: pytest loads every pytest11 entry point.
+    found = [e for e in entry_points(group="pytest11") if e.value == "harness.pytest_plugin"]
+    assert [e.name for e in found] == ["harness"]
+
+
+FOREIGN_INI = """\
+[pytest]
+harness_scenarios =
+    checks/*.yaml
+"""
+
+
+def test_foreign_layout_configured_by_the_ini_option(project: pytest.Pytester) -> None:
+    # Another repository: scenario files in checks/, nothing but an ini file.
+    project.makeini(FOREIGN_INI)
+    checks = project.path / "checks"
+    checks.mkdir()
+    (checks / "spines.yaml").write_text(PASSING)
+    (checks / "old").mkdir()
+    (checks / "old" / "stale.yaml").write_text(FAILING)  # not matched by checks/*.yaml
+    add(project, ignored=FAILING)  # scenarios/ is not in the globs of this project
+    # A subprocess, as a user runs it: only the installed entry point loads the plugin.
+    result = project.runpytest_subprocess("-v", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["checks/spines.yaml::one-spine PASSED*"])
+    out = project.path / "repro"
+    result = project.runpytest_subprocess(
+        "-p", "no:cacheprovider", f"--save-reproducer={out}", "--backend", "model"
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_ini_option_is_documented_in_help(project: pytest.Pytester) -> None:
+    result = project.runpytest("--help")
+    result.stdout.fnmatch_lines(["*--save-reproducer=DIR*", "*harness_scenarios (args):*"])
+
+
+def test_plugin_can_be_switched_off(project: pytest.Pytester) -> None:
+    add(project, one=PASSING)
+    result = project.runpytest("-p", "no:harness")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
 
 
 def test_bad_file_is_a_collection_error_with_locations(project: pytest.Pytester) -> None:

@@ -13,6 +13,7 @@ MODULES = (
     "harness.selectors",
     "harness.scenario.prepare",
     "harness.reporting.progress",
+    "harness.pytest_plugin",
 )
 
 
