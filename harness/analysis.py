@@ -533,9 +533,9 @@ class Analysis:
         f = self.fabric
         i = f.index.get(gid)
         if i is None or f.kind[i] != int(Kind.GPU):
-            import difflib
+            from harness.suggest import closest
 
-            near = difflib.get_close_matches(gid, [f.ids[g] for g in f.gpus.tolist()], n=1)
+            near = closest(gid, [f.ids[g] for g in f.gpus.tolist()], n=1)
             hint = f"; did you mean {near[0]!r}?" if near else ""
             msg = f"{gid!r} is not a GPU of fabric {f.name!r}{hint}"
             raise ScenarioError(msg)
@@ -831,9 +831,9 @@ class Analysis:
         for job in self.jobs:
             if job.name == name:
                 return job
-        import difflib
+        from harness.suggest import closest
 
-        near = difflib.get_close_matches(name, [j.name for j in self.jobs], n=1)
+        near = closest(name, [j.name for j in self.jobs], n=1)
         hint = f"; did you mean {near[0]!r}?" if near else ""
         msg = (
             f"no job named {name!r}{hint} (jobs: {', '.join(j.name for j in self.jobs) or 'none'})"

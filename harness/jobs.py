@@ -109,9 +109,9 @@ def resolve_jobs(specs: Sequence[JobSpec], fabric: Fabric) -> tuple[Job, ...]:
             regex = re.compile(fnmatch.translate(pattern))
             hit = {servers[i] for i, n in enumerate(names) if regex.match(n)}
             if not hit:
-                import difflib
+                from harness.suggest import closest
 
-                near = difflib.get_close_matches(pattern, names, n=2)
+                near = closest(pattern, names, n=3)
                 hint = f"; closest: {', '.join(near)}" if near else ""
                 msg = f"job {spec.name!r}: nodes {pattern!r} match no server{hint}"
                 raise spec.error(msg)

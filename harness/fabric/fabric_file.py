@@ -20,7 +20,6 @@ port used by two cables) raise :class:`~harness.errors.FabricDesignError`.
 
 from __future__ import annotations
 
-import difflib
 import re
 import typing
 from collections.abc import Callable
@@ -52,6 +51,7 @@ from harness.scenario.load import generator_params
 from harness.scenario.load import matches_type
 from harness.scenario.load import param_problem
 from harness.scenario.load import slug
+from harness.suggest import closest
 
 GENERATOR_FORM_KEYS = ("name", "description", "generator", "preset", "params")
 EXPLICIT_FORM_KEYS = ("name", "description", "tiers", "nodes", "switches", "links")
@@ -570,7 +570,7 @@ def _kind_label(kind: LinkKind) -> str:
 
 
 def _near_id(eid: str, elements: Fabric) -> str:
-    near = difflib.get_close_matches(eid, elements.ids, n=1, cutoff=0.6)
+    near = closest(eid, elements.ids, n=1, cutoff=0.6)
     if near:
         return f"; did you mean {near[0]!r}?"
     return "; parts of a server are named like n1/nic0, n1/stor0"

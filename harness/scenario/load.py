@@ -74,6 +74,7 @@ from harness.scenario.model import Step
 from harness.selectors import KIND_NAMES
 from harness.selectors import SELECTOR_KEYS
 from harness.selectors import parse_selector
+from harness.suggest import closest
 
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]*")
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -161,7 +162,7 @@ _VALUE_WORDS = {
 def did_you_mean(word: object, choices: Iterable[str]) -> str:
     """``"; did you mean 'x'?"`` when a choice is close, else the list of choices."""
     options = list(choices)
-    near = difflib.get_close_matches(str(word), options, n=1, cutoff=0.6)
+    near = closest(str(word), options, n=1, cutoff=0.6)  # numbers compared as numbers
     if near:
         return f"; did you mean {near[0]!r}?"
     return f" (known: {', '.join(options)})" if options else ""

@@ -167,11 +167,16 @@ def restore_choice(names: Sequence[str | None], target: str) -> list[int]:
     return chosen
 
 
-# -- expectation arguments --------------------------------------------------------------
+# -- expectation arguments and context --------------------------------------------------
 # Which argument names which kind of element (the observation registry checks types,
-# the loader checks names against the scenario; here they meet the fabric).
+# the loader checks names against the scenario; here they meet the fabric), and which
+# observations need what of the fabric (two SUs, a storage network).
 _ELEMENT_ARGS: Mapping[str, Kind] = {"gpu": Kind.GPU, "node": Kind.NODE, "leaf": Kind.LEAF}
 _BISECTION = frozenset({"bisection_gbps", "bisection_ratio"})
+_STORAGE = frozenset(
+    {"storage_gbps", "checkpoint_sync_stall_s", "checkpoint_async_stall_s",
+     "checkpoint_background_s"}
+)  # fmt: skip
 
 
 def element_of_kind(fabric: Fabric, eid: str, kind: Kind) -> int:
@@ -219,4 +224,9 @@ def _argument_problems(
         )
     if observation in _BISECTION and fabric.n_sus < 2:
         out.append(f"bisection needs at least 2 SUs; fabric {fabric.name!r} has {fabric.n_sus}")
+    if observation in _STORAGE and not fabric.indices_of_kind(Kind.STORAGE_SWITCH).size:
+        out.append(
+            f"{observation} needs a storage network, and fabric {fabric.name!r} has none "
+            "(no storage switches); use a fabric with storage, or drop this expectation"
+        )
     return out

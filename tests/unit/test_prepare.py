@@ -63,6 +63,11 @@ CASES: dict[str, tuple[str, str]] = {
         SEED + "steps:\n  - expect: {node_nic_ratio: {node: su01/leaf-r0, is: 1}}\n",
         "'su01/leaf-r0' is not a node of fabric 'seed-a800'",
     ),
+    "checkpoint-without-storage": (
+        "fabric: {preset: seed-a800, params: {storage: false}}\njobs: [per-su]\n"
+        "checkpoint: {size_gb: 112}\nsteps:\n  - expect: {checkpoint_sync_stall_s: '< 10'}\n",
+        "checkpoint_sync_stall_s needs a storage network, and fabric 'seed-a800' has none",
+    ),
     "drain-a-nic": (
         SEED + "steps:\n  - inject: {drain: su01/node01/nic0}\n",
         "drain cannot apply to su01/node01/nic0 (a nic)",
