@@ -32,6 +32,8 @@ from harness.reporting.outcome import RunReport
 from harness.reporting.outcome import Skipped
 from harness.reporting.text import format_involved
 from harness.reporting.text import format_value
+from harness.reporting.text import measured_elsewhere
+from harness.reporting.text import settle_text
 from harness.runner import ExpectResult
 from harness.runner import ScenarioResult
 from harness.runner import StepResult
@@ -151,6 +153,9 @@ class ConsoleReporter:
             for step in result.steps:
                 if step.kind != "expect":
                     self.console.print(step_text(step))
+                elif measured_elsewhere(step):
+                    table = measurement_table(step)
+                    self.console.print(Padding(table, (0, 0, 0, 11), expand=False))
         for e in result.failures:
             head, body = failure_block(e)
             self.console.print(head, soft_wrap=True)
@@ -209,9 +214,24 @@ def step_text(step: StepResult) -> Table:
     body = Text(step.text)
     for line in step.story:
         body.append(f"\n{line}", style="dim")
+    if step.settle_s:
+        body.append(f"\n{settle_text(step.settle_s)}", style="dim")
     kind = Text(f"  {step.kind}", style="bold yellow" if step.kind == "inject" else "bold blue")
     grid.add_row(kind, body)
     return grid
+
+
+def measurement_table(step: StepResult) -> Table:
+    """An expect step on a measuring backend: predicted and measured side by side."""
+    table = Table(title=f"expect: {step.plan}" if step.plan else None, title_justify="left")
+    for name in ("expectation", "expected", "predicted", "measured", "verdict"):
+        table.add_column(name)
+    for e in step.expectations:
+        measured = format_value(e.measured) if e.measured_by else "-"
+        verdict = Text(VERDICTS.get(e.status, e.status.upper()), style=STYLES.get(e.status, ""))
+        table.add_row(Text(e.observation), Text(e.expected), Text(format_value(e.predicted)),
+                      Text(measured), verdict)  # fmt: skip
+    return table
 
 
 def failure_block(e: ExpectResult) -> tuple[Text, Padding]:
@@ -265,7 +285,7 @@ def totals(report: RunReport) -> Text:
         (plural(report.errors, "error"), "magenta" if report.errors else ""),
     ]
     if report.mismatches:
-        parts.append((f"{report.mismatches} mismatches", "bright_red"))
+        parts.append((plural(report.mismatches, "mismatch"), "bright_red"))
     if report.skipped:
         parts.append((f"{len(report.skipped)} skipped", "yellow"))
     for i, (words, style) in enumerate(parts):

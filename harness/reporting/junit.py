@@ -10,7 +10,8 @@ scenario, in the attribute set of pytest's ``xunit2`` family (``classname``,
 * bad input: ``<error message="..." type="ScenarioError">`` with every problem;
 * a scenario whose ``backends:`` exclude the run's backend: ``<skipped>``.
 
-The steps' stories go to ``<system-out>`` of every test case that ran.
+The steps' stories go to ``<system-out>`` of every test case that ran, and on a
+measuring backend every expectation's prediction beside its measurement.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from pathlib import PurePath
 from harness.reporting.outcome import RunReport
 from harness.reporting.text import explain
 from harness.reporting.text import failure_message
+from harness.reporting.text import measured_elsewhere
+from harness.reporting.text import measurement_lines
 from harness.reporting.text import step_lines
 
 # Characters XML 1.0 cannot carry, even escaped (as pytest's junitxml ``bin_xml_escape``).
@@ -76,7 +79,14 @@ def junit_xml(report: RunReport, suite_name: str = "harness") -> ET.ElementTree[
             err = ET.SubElement(case, "error", message=_clean(failure_message(r)))
             err.set("type", "ScenarioError")
             err.text = _clean(r.error)
-        story = [line for s in r.steps if s.kind != "expect" for line in step_lines(s)]
+        story = [
+            line
+            for s in r.steps
+            for line in (
+                step_lines(s) if s.kind != "expect"
+                else measurement_lines(s) if measured_elsewhere(s) else []
+            )
+        ]  # fmt: skip
         if story:
             ET.SubElement(case, "system-out").text = _clean("\n".join(story))
     for s in report.skipped:

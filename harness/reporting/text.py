@@ -64,10 +64,39 @@ def expectation_lines(e: ExpectResult) -> list[str]:
 
 
 def step_lines(step: StepResult) -> list[str]:
-    """An inject/restore/fabric step: its plain-words text and its story."""
+    """An inject/restore/fabric step: its plain-words text, its story, how long it settled."""
     where = f"{step.where}: " if str(step.where) else ""
     lines = [f"{where}{step.kind}: {step.text}"]
     lines.extend(f"{INDENT}{line}" for line in step.story)
+    if step.settle_s:
+        lines.append(f"{INDENT}{settle_text(step.settle_s)}")
+    return lines
+
+
+def settle_text(seconds: float) -> str:
+    return f"the fabric settled in {seconds:.2f} s"
+
+
+def measured_elsewhere(step: StepResult) -> bool:
+    """Whether a step holds measurements of a backend other than the model.
+
+    On the model backend the measurement is the prediction, so there is
+    nothing to show side by side.
+    """
+    return any(e.measured_by not in ("", "model") for e in step.expectations)
+
+
+def measurement_lines(step: StepResult) -> list[str]:
+    """An expect step: every expectation with its prediction beside its measurement."""
+    lines = []
+    for e in step.expectations:
+        got = f"{format_value(e.measured)} on {e.measured_by}" if e.measured_by else "not measured"
+        lines.append(
+            f"{e.observation}: expected {e.expected}, predicted {format_value(e.predicted)}, "
+            f"measured {got}: {e.status}"
+        )
+    if step.plan:
+        lines.append(f"{INDENT}measured: {step.plan}")
     return lines
 
 

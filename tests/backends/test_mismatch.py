@@ -213,13 +213,22 @@ def test_cli_reports_mismatches(
     assert failure is not None
     assert failure.attrib["type"] == "Mismatch"
     assert "islands: predicted 1, measured 2 on lying" in failure.attrib["message"]
+    out = ET.parse(junit).getroot().find("testsuite/testcase/system-out")
+    assert out is not None
+    assert "islands: expected 1, predicted 1, measured 2 on lying: mismatch" in (out.text or "")
+    assert "jobs_lost: expected 0, predicted 0, measured 0 on lying: passed" in (out.text or "")
 
     _use(monkeypatch, LyingBackend(LIAR, after=1))
     assert main(["run", str(liar_file)]) == 1
     out = capsys.readouterr().out
     assert "MISMATCH" in out
     assert "measured otherwise than predicted: islands" in out
-    assert "1 mismatches" in out
+    assert "0 passed, 0 failed, 0 errors, 1 mismatch in" in out
+    # every expectation, predicted beside measured, in one table per expect step
+    rows = [" ".join(line.replace("│", " ").replace("┃", " ").split()) for line in out.splitlines()]
+    assert "expectation expected predicted measured verdict" in rows
+    assert "islands 1 1 2 MISMATCH" in rows
+    assert "jobs_lost 0 0 0 PASSED" in rows
 
 
 def test_cli_preflight_failure_is_an_environment_error(
