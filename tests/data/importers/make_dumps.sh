@@ -41,11 +41,14 @@ dump() {  # dump NETFILE OUTFILE [FLAG=FILE ...]
     local net="$1" out="$2"
     ibsim -s "$net" --no-console > "$work/ibsim.log" 2>&1 &
     ibsim_pid=$!
-    for _ in $(seq 1 50); do
+    for _ in $(seq 1 300); do  # up to 60 s: a loaded machine starts ibsim slowly
         grep -q "Network simulator ready" "$work/ibsim.log" && break
         kill -0 "$ibsim_pid" 2>/dev/null || { cat "$work/ibsim.log" >&2; exit 1; }
         sleep 0.2
     done
+    grep -q "Network simulator ready" "$work/ibsim.log" || {
+        echo "make_dumps.sh: ibsim not ready after 60 s on $net" >&2; cat "$work/ibsim.log" >&2; exit 1
+    }
     OSM_TMP_DIR="$work" OSM_CACHE_DIR="$work" timeout 120 \
         ibsim-run opensm --once -F "$work/opensm.conf" -f "$work/opensm.log" > "$work/opensm.out" 2>&1
     timeout 60 ibsim-run ibnetdiscover > "$out" 2> "$work/ibnetdiscover.err"
