@@ -1,0 +1,169 @@
+"""The netns backend on the backend protocol: apply, inject, settle, measure, close.
+
+It measures, never predicts: probes are real ICMP echoes between the rail NICs
+(:mod:`~harness.backends.netns.probe`), link states come from the kernel
+(flags, carrier and the shaped tbf rate, reported in the fabric's units at the
+run's scale factor).  Routing is ``sm``: after each change :meth:`settle`
+re-sweeps the tables after ``sweep_delay`` seconds and reports how long the
+fabric took.
+
+Options come from the environment, so that ``harness run --backend netns`` needs
+no new flags: ``HARNESS_NETNS_SCALE`` (default 0.001: 200 Gb/s -> 200 Mb/s) and
+``HARNESS_NETNS_SWEEP_DELAY`` (seconds, default 0).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from types import TracebackType
+
+from harness.backends.netns.emulation import Emulation
+from harness.backends.netns.faults import SUPPORTED_ELEMENTS
+from harness.backends.netns.faults import SUPPORTED_FAULTS
+from harness.backends.netns.faults import FaultEngine
+from harness.backends.netns.plan import DEFAULT_SCALE
+from harness.backends.netns.probe import probe
+from harness.backends.protocol import Capabilities
+from harness.errors import BackendError
+from harness.errors import ScenarioError
+from harness.fabric.model import Fabric
+from harness.fabric.model import LinkKind
+from harness.faults import AppliedFault
+from harness.jobs import Job
+from harness.measurement import LinkState
+from harness.measurement import Measurements
+from harness.measurement import MeasurePlan
+from harness.measurement import Probe
+
+REALIZED_LINKS = frozenset(
+    k.label for k in (LinkKind.ACCESS, LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE, LinkKind.STORAGE)
+)
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        msg = f"{name}={raw!r} is not a number"
+        raise ScenarioError(msg) from None
+
+
+class NetnsBackend:
+    """A fabric in network namespaces with ``routing: sm``."""
+
+    name = "netns"
+    capabilities = Capabilities(
+        SUPPORTED_FAULTS, SUPPORTED_ELEMENTS, REALIZED_LINKS, frozenset({"probes", "links"})
+    )
+
+    def __init__(self, *, scale: float | None = None, sweep_delay: float | None = None) -> None:
+        self.scale = scale if scale is not None else _env_float("HARNESS_NETNS_SCALE", DEFAULT_SCALE)
+        self.sweep_delay = (
+            sweep_delay
+            if sweep_delay is not None
+            else _env_float("HARNESS_NETNS_SWEEP_DELAY", 0.0)
+        )
+        self.emu: Emulation | None = None
+        self.engine: FaultEngine | None = None
+        self.jobs: tuple[Job, ...] = ()
+        self._settle_s = 0.0
+
+    # -- life cycle ------------------------------------------------------------------------
+    def apply(self, fabric: Fabric, jobs: Sequence[Job] = ()) -> None:
+        self.jobs = tuple(jobs)
+        if self.emu is not None and self.emu.fabric is fabric and self.engine is not None:
+            if self.engine.effects:
+                msg = "netns: apply() while faults are injected; revert them first"
+                raise BackendError(msg)
+            return
+        self.close()
+        self.emu = Emulation(fabric, scale=self.scale)
+        self.emu.up()
+        self.engine = FaultEngine(self.emu, sweep_delay=self.sweep_delay)
+
+    def _engine(self) -> FaultEngine:
+        if self.engine is None:
+            msg = "netns backend: apply(fabric) first"
+            raise BackendError(msg)
+        return self.engine
+
+    def inject(self, fault: AppliedFault) -> None:
+        self._engine().inject(fault)
+
+    def revert(self, fault: AppliedFault) -> None:
+        self._engine().revert(fault)
+
+    def settle(self, timeout: float) -> float:
+        self._settle_s = self._engine().settle(timeout)
+        return self._settle_s
+
+    def close(self) -> None:
+        if self.emu is not None:
+            self.emu.down()
+        self.emu = None
+        self.engine = None
+
+    def __enter__(self) -> NetnsBackend:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- measuring ------------------------------------------------------------------------------
+    def measure(self, plan: MeasurePlan) -> Measurements:
+        engine = self._engine()
+        emu = engine.emu
+        f = emu.fabric
+        unsupported = plan.kinds - self.capabilities.measurements
+        if unsupported:
+            msg = f"netns cannot measure {', '.join(sorted(unsupported))}"
+            raise BackendError(msg)
+        probes: tuple[Probe, ...] = ()
+        if plan.probes:
+            idx = f.index
+            pairs = [(idx[a], idx[b]) for a, b in plan.probes]
+            got = probe(emu, pairs)
+            probes = tuple(
+                Probe(f.ids[p.src], f.ids[p.dst], p.ok, p.rtt_ms if p.ok else None) for p in got
+            )
+        return Measurements(
+            self.name,
+            probes=probes,
+            links=self._links(plan.links),
+            settle_s=self._settle_s,
+            scale=self.scale,
+        )
+
+    def _links(self, link_ids: Sequence[str]) -> tuple[LinkState, ...]:
+        if not link_ids:
+            return ()
+        emu = self._engine().emu
+        plan = emu.built
+        f = emu.fabric
+        wires = []
+        for lid in link_ids:
+            w = plan.wire_of_link.get(f.link_index[lid])
+            if w is None:
+                msg = f"netns does not realize {lid} (GPUs, NVLink and PCIe stay in the model)"
+                raise BackendError(msg)
+            wires.append(w)
+        nss = {emu.port(w, e).ns for w in wires for e in (0, 1)}
+        flags = emu.link_flags(nss)
+        rates = {ns: emu.qdisc_rates(ns) for ns in nss}
+        out = []
+        for lid, w in zip(link_ids, wires, strict=True):
+            up = all(emu.carrier(w, flags))
+            a, b = emu.port(w, 0), emu.port(w, 1)
+            bps = min(rates[a.ns].get(a.ifindex, 0), rates[b.ns].get(b.ifindex, 0))
+            gbps = round(bps / self.scale / 1e9, 6) if up else 0.0
+            out.append(LinkState(lid, up, gbps))
+        return tuple(out)
