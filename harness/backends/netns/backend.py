@@ -61,11 +61,11 @@ class NetnsBackend:
     )
 
     def __init__(self, *, scale: float | None = None, sweep_delay: float | None = None) -> None:
-        self.scale = scale if scale is not None else _env_float("HARNESS_NETNS_SCALE", DEFAULT_SCALE)
+        self.scale = (
+            scale if scale is not None else _env_float("HARNESS_NETNS_SCALE", DEFAULT_SCALE)
+        )
         self.sweep_delay = (
-            sweep_delay
-            if sweep_delay is not None
-            else _env_float("HARNESS_NETNS_SWEEP_DELAY", 0.0)
+            sweep_delay if sweep_delay is not None else _env_float("HARNESS_NETNS_SWEEP_DELAY", 0.0)
         )
         self.emu: Emulation | None = None
         self.engine: FaultEngine | None = None

@@ -191,20 +191,43 @@ class Emulation:
             for bond in plan.bonds:
                 self._address(bond.host)
                 self._address(bond.switch)
-            for ports in plan.nic_ports.values():
-                for p in ports:
-                    tab = port_table(p.ifindex)
-                    self.batches[p.ns].rule(
-                        socket.AF_INET, p.v4, 32, table=tab, priority=100, what=f"rule {p.v4}"
-                    )
-                    if self.ipv6:
-                        self.batches[p.ns].rule(
-                            socket.AF_INET6, p.v6, 128, table=tab, priority=100, what=f"rule {p.v6}"
-                        )
+            self._port_rules()
             self._flush_all()
         with self._phase("routes"):
             self.router = Router(plan, self.batches, ipv6=self.ipv6)
             self.router.push(compute(plan, self.alive_all()))
+
+    def _port_rules(self) -> None:
+        """Traffic a server sends from a NIC port's address leaves through that port.
+
+        A rule per port (``from ADDR iif lo``, before the ``local`` table, which
+        moves from priority 0 to 200) looks up the port's own table: so a probe
+        between two NICs of one server crosses the fabric as it does on real
+        hardware, instead of short-cutting through the kernel, and cross-rail
+        traffic leaves on the source rail.  Packets arriving from the fabric
+        (``iif`` a NIC) skip these rules and are delivered locally.
+        """
+        plan = self.built_plan
+        families = [(socket.AF_INET, 32)] + ([(socket.AF_INET6, 128)] if self.ipv6 else [])
+        servers = {p.ns for ports in plan.nic_ports.values() for p in ports}
+        for ns in servers:
+            for fam, _ in families:
+                b = self.batches[ns]
+                b.rule(fam, "", 0, table=255, priority=200, what="local table at 200")
+                b.rule(fam, "", 0, table=255, priority=0, what="local table off 0", delete=True)
+        for ports in plan.nic_ports.values():
+            for p in ports:
+                tab = port_table(p.ifindex)
+                for fam, plen in families:
+                    addr = p.v4 if fam == socket.AF_INET else p.v6
+                    self.batches[p.ns].rule(
+                        fam, addr, plen, table=tab, priority=100, iif="lo", what=f"rule from {addr}"
+                    )
+
+    @property
+    def built_plan(self) -> Plan:
+        assert self.plan is not None
+        return self.plan
 
     def _address(self, port: Port) -> None:
         if not port.v4:

@@ -54,6 +54,8 @@ RTA_OIF = 4
 RTA_GATEWAY = 5
 RTA_MULTIPATH = 9
 RTM_NEWRULE = 32
+RTM_DELRULE = 33
+FRA_IIFNAME = 3
 FRA_SRC = 2
 FRA_PRIORITY = 6
 FRA_TABLE = 15
@@ -199,16 +201,31 @@ class Batch:
         self._queue.append((self._seq, data, what))
 
     def rule(
-        self, family: int, src: str, plen: int, *, table: int, priority: int, what: str
+        self,
+        family: int,
+        src: str,
+        plen: int,
+        *,
+        table: int,
+        priority: int,
+        what: str,
+        iif: str = "",
+        delete: bool = False,
     ) -> None:
-        """A policy rule: traffic from ``src`` looks up ``table`` (a NIC's own uplink)."""
+        """A policy rule: traffic from ``src`` (``iif lo``: sent by this host) looks up ``table``.
+
+        ``src`` empty matches every source (used to move the ``local`` table's rule).
+        """
         self._seq += 1
-        attrs = _nla(FRA_SRC, socket.inet_pton(family, src))
+        attrs = _nla(FRA_SRC, socket.inet_pton(family, src)) if src else b""
+        if iif:
+            attrs += _nla(FRA_IIFNAME, iif.encode() + b"\0")
         attrs += _nla(FRA_PRIORITY, struct.pack("=I", priority))
         attrs += _nla(FRA_TABLE, struct.pack("=I", table))
         # fib_rule_hdr: family, dst_len, src_len, tos, table, res1, res2, action (to table), flags
         body = struct.pack("=BBBBBBBBI", family, 0, plen, 0, table, 0, 0, 1, 0) + attrs
-        data = _HDR.pack(_HDR.size + len(body), RTM_NEWRULE, CREATE, self._seq, 0) + body
+        mtype, flags = (RTM_DELRULE, CHANGE) if delete else (RTM_NEWRULE, CREATE)
+        data = _HDR.pack(_HDR.size + len(body), mtype, flags, self._seq, 0) + body
         self._queue.append((self._seq, data, what))
 
     def shape(self, ifindex: int, rate_bps: int, create: bool, what: str) -> None:
