@@ -1,7 +1,8 @@
 """The netns backend on the backend protocol: apply, inject, settle, measure, close.
 
 It measures, never predicts: probes are real ICMP echoes between the rail NICs
-(:mod:`~harness.backends.netns.probe`), link states come from the kernel
+(:mod:`~harness.backends.netns.probe`), traced paths are TTL-limited echoes
+answered by the switches, link states come from the kernel
 (flags, carrier and the shaped tbf rate, reported in the fabric's units at the
 run's scale factor).  Routing is ``sm``: after each change :meth:`settle`
 re-sweeps the tables after ``sweep_delay`` seconds and reports how long the
@@ -24,6 +25,7 @@ from harness.backends.netns.faults import SUPPORTED_FAULTS
 from harness.backends.netns.faults import FaultEngine
 from harness.backends.netns.plan import DEFAULT_SCALE
 from harness.backends.netns.probe import probe
+from harness.backends.netns.probe import trace
 from harness.backends.protocol import Capabilities
 from harness.errors import BackendError
 from harness.errors import ScenarioError
@@ -35,6 +37,7 @@ from harness.measurement import LinkState
 from harness.measurement import Measurements
 from harness.measurement import MeasurePlan
 from harness.measurement import Probe
+from harness.measurement import TracedPath
 
 REALIZED_LINKS = frozenset(
     k.label for k in (LinkKind.ACCESS, LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE, LinkKind.STORAGE)
@@ -57,7 +60,10 @@ class NetnsBackend:
 
     name = "netns"
     capabilities = Capabilities(
-        SUPPORTED_FAULTS, SUPPORTED_ELEMENTS, REALIZED_LINKS, frozenset({"probes", "links"})
+        SUPPORTED_FAULTS,
+        SUPPORTED_ELEMENTS,
+        REALIZED_LINKS,
+        frozenset({"probes", "paths", "links"}),
     )
 
     def __init__(self, *, scale: float | None = None, sweep_delay: float | None = None) -> None:
@@ -135,9 +141,14 @@ class NetnsBackend:
             probes = tuple(
                 Probe(f.ids[p.src], f.ids[p.dst], p.ok, p.rtt_ms if p.ok else None) for p in got
             )
+        paths = []
+        for a, b in plan.paths:
+            t = trace(emu, f.index[a], f.index[b])
+            paths.append(TracedPath(a, b, tuple(f.ids[h] for h in t.hops), t.complete))
         return Measurements(
             self.name,
             probes=probes,
+            paths=tuple(paths),
             links=self._links(plan.links),
             settle_s=self._settle_s,
             scale=self.scale,

@@ -70,6 +70,7 @@ _NS_SYSCTLS_SWITCH = (
     ("net/ipv6/conf/all/forwarding", "1"),
     ("net/ipv4/fib_multipath_hash_policy", "1"),  # ECMP on the 5-tuple, as switches hash
     ("net/ipv6/fib_multipath_hash_policy", "1"),
+    ("net/ipv4/icmp_ratelimit", "0"),  # traced paths: every TTL gets its time-exceeded
 )
 
 

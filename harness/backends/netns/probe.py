@@ -31,6 +31,7 @@ SOL_RAW = 255
 ICMP_FILTER = 1
 ECHO_REQUEST = 8
 ECHO_REPLY = 0
+TIME_EXCEEDED = 11
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,92 @@ def sample_pairs(emu: Emulation, count: int | None, seed: int = 0) -> list[tuple
     return sorted(random.Random(seed).sample(pairs, count))
 
 
+def _open(emu: Emulation, nic: int, accept: tuple[int, ...]) -> socket.socket:
+    """A raw ICMP socket in the NIC's namespace, bound to its port, accepting ``accept`` types."""
+    port: Port = emu.built.nic_ports[nic][0]
+    ns = emu._ns
+    assert ns is not None
+    with ns.entered(emu.fds[port.ns]):
+        s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    s.setblocking(False)
+    s.setsockopt(socket.SOL_SOCKET, SO_BINDTODEVICE, port.ifname.encode())
+    mask = 0xFFFFFFFF
+    for t in accept:
+        mask &= ~(1 << t)
+    s.setsockopt(SOL_RAW, ICMP_FILTER, struct.pack("I", mask))
+    with contextlib.suppress(OSError):
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    s.bind((port.v4, 0))
+    return s
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """The switches an echo crossed from ``src`` to ``dst`` (TTL by TTL), and if it arrived."""
+
+    src: int
+    dst: int
+    hops: tuple[int, ...]  # switch element indices, in order
+    complete: bool
+
+
+def trace(emu: Emulation, src: int, dst: int, *, max_hops: int = 8,
+          timeout: float = 0.5) -> Trace:  # fmt: skip
+    """A traceroute with echoes of TTL 1..max_hops sent at once (switches answer ``time exceeded``).
+
+    ECMP may send two TTLs over different spines; the number of switches is the
+    same on every equal-cost path, and the names reported are those that answered.
+    """
+    plan = emu.built
+    f = plan.fabric
+    owner: dict[str, int] = {}
+    for wire in plan.wires:
+        owner[wire.a.v4] = int(f.link_a[wire.link])
+        owner[wire.b.v4] = int(f.link_b[wire.link])
+    dst_addr = plan.nic_ports[dst][0].v4
+    ident = (src * 31 + dst) & 0xFFFF
+    s = _open(emu, src, (ECHO_REPLY, TIME_EXCEEDED))
+    try:
+        for ttl in range(1, max_hops + 1):
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_TTL, ttl)
+            with contextlib.suppress(OSError):
+                s.sendto(_echo(ident, ttl), (dst_addr, 0))
+        by_ttl: dict[int, int] = {}
+        arrived: set[int] = set()
+        poller = select.poll()
+        poller.register(s.fileno(), select.POLLIN)
+        deadline = time.perf_counter() + timeout
+        while (left := deadline - time.perf_counter()) > 0:
+            if not poller.poll(left * 1000):
+                continue
+            while True:
+                try:
+                    data, (addr, _) = s.recvfrom(2048)
+                except BlockingIOError:
+                    break
+                ihl = (data[0] & 0x0F) * 4
+                kind = data[ihl]
+                if kind == ECHO_REPLY:
+                    rid, seq = struct.unpack_from("!HH", data, ihl + 4)
+                    if rid == ident:
+                        arrived.add(seq)
+                elif kind == TIME_EXCEEDED and len(data) >= ihl + 8 + 28:
+                    inner = ihl + 8  # the original IP header, then 8 bytes of our echo
+                    inner_ihl = (data[inner] & 0x0F) * 4
+                    rid, seq = struct.unpack_from("!HH", data, inner + inner_ihl + 4)
+                    if rid == ident and addr in owner:
+                        by_ttl[seq] = owner[addr]
+            if arrived and all(t in by_ttl for t in range(1, min(arrived))):
+                break
+    finally:
+        s.close()
+    if not arrived:
+        hops = tuple(by_ttl[t] for t in sorted(by_ttl))
+        return Trace(src, dst, hops, complete=False)
+    first = min(arrived)
+    return Trace(src, dst, tuple(by_ttl[t] for t in range(1, first) if t in by_ttl), True)
+
+
 def probe(
     emu: Emulation,
     pairs: Sequence[tuple[int, int]],
@@ -97,15 +184,7 @@ def probe(
     by_fd: dict[int, int] = {}
     try:
         for nic in sources:
-            port: Port = plan.nic_ports[nic][0]
-            with ns.entered(emu.fds[port.ns]):
-                s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
-            s.setblocking(False)
-            s.setsockopt(socket.SOL_SOCKET, SO_BINDTODEVICE, port.ifname.encode())
-            s.setsockopt(SOL_RAW, ICMP_FILTER, struct.pack("I", ~(1 << ECHO_REPLY) & 0xFFFFFFFF))
-            with contextlib.suppress(OSError):
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-            s.bind((port.v4, 0))
+            s = _open(emu, nic, (ECHO_REPLY,))
             socks[nic] = s
             by_fd[s.fileno()] = nic
         return _run(emu, pairs, socks, by_fd, timeout=timeout, rounds=rounds)
