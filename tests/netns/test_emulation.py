@@ -18,6 +18,7 @@ from harness.backends.netns import nsutil
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.faults import FaultEngine
 from harness.backends.netns.probe import probe
+from harness.backends.netns.probe import trace
 from harness.errors import BackendError
 from harness.fabric.model import Fabric
 from harness.faults import Fault
@@ -191,3 +192,21 @@ def test_a_fault_that_changes_nothing_is_an_error(emu: Emulation, small: Fabric)
 def test_no_process_runs_in_the_namespaces(emu: Emulation) -> None:
     inodes = {nsutil.netns_inode(fd) for fd in emu.fds}
     assert processes_in_netns(inodes) == []
+
+
+def test_traced_paths_count_the_switches(emu: Emulation, small: Fabric) -> None:
+    idx = small.index
+    t = trace(emu, idx["su01/node01/nic0"], idx["su02/node01/nic0"])
+    assert t.complete
+    assert small.ids[t.hops[0]] == "su01/leaf-r0"
+    assert len(t.hops) == 3  # leaf, spine, leaf
+    local = trace(emu, idx["su01/node01/nic1"], idx["su01/node02/nic1"])
+    assert [small.ids[h] for h in local.hops] == ["su01/leaf-r1"]
+    eng = FaultEngine(emu)
+    leaf = Fault.parse({"kill": "su02/leaf-r0"}).resolve(small)
+    eng.inject(leaf)
+    eng.settle(30)
+    cut = trace(emu, idx["su01/node01/nic0"], idx["su02/node01/nic0"], timeout=0.3)
+    assert not cut.complete
+    eng.revert(leaf)
+    eng.settle(30)

@@ -50,6 +50,8 @@ from harness.ledger import Ledger
 from harness.ledger import teardown_entries
 
 IFF_LOWER_UP = 0x10000
+OPER_UP = 1 << 40  # not a kernel flag: see Emulation.link_flags
+IF_OPER_UP = 6
 NEIGH_MINIMUM = 65_536  # per family; every veth end resolves one neighbour per family
 NEIGH_SYSCTLS = tuple(
     f"net.{fam}.neigh.default.gc_thresh{n}" for fam in ("ipv4", "ipv6") for n in (2, 3)
@@ -308,11 +310,17 @@ class Emulation:
         self._flush_all()
 
     def link_flags(self, namespaces: Iterable[int]) -> dict[tuple[int, int], int]:
-        """(namespace, ifindex) -> interface flags as the kernel reports them now."""
+        """(namespace, ifindex) -> interface flags as the kernel reports them now.
+
+        :data:`OPER_UP` is added when the operational state is UP: the kernel's
+        linkwatch sets it asynchronously (up to a second after carrier returns on
+        a veth), and until then IPv6 treats routes over the link as ``linkdown``.
+        """
         out = {}
         for ns in set(namespaces):
             for msg in self.batches[ns].dump("link"):
-                out[ns, int(msg["index"])] = int(msg["flags"])
+                oper = OPER_UP if msg.get_attr("IFLA_OPERSTATE") in (IF_OPER_UP, "UP") else 0
+                out[ns, int(msg["index"])] = int(msg["flags"]) | oper
         return out
 
     def carrier(self, wire: int, flags: dict[tuple[int, int], int]) -> tuple[bool, bool]:

@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass
 from dataclasses import field
 
+from harness.backends.netns.emulation import OPER_UP
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.routing import Alive
 from harness.backends.netns.routing import compute
@@ -47,6 +48,7 @@ SUPPORTED_ELEMENTS = frozenset(
     )
 )
 End = tuple[int, int]  # (wire, end)
+UP_TIMEOUT_S = 10.0
 
 
 @dataclass(slots=True)
@@ -121,26 +123,29 @@ class FaultEngine:
         effect = self._effect(fault)
         emu = self.emu
         newly_dead = [el for el in effect.dead if self.dead[el] == 0]
+        going_down = [e for e in effect.ends if self.holds[e] == 0]
+        if not going_down and not newly_dead and not self._rate_changes(effect):
+            msg = (
+                f"{fault.fault.describe()} changed nothing on netns (everything it touches "
+                "was already down or at that rate); refusing a silent pass"
+            )
+            raise BackendError(msg)
         for el in effect.dead:
             self.dead[el] += 1
         if fault.fault.kind is FaultKind.DRAIN:
             self.sweep()  # route around it before its links go (a graceful drain)
-        going_down = [e for e in effect.ends if self.holds[e] == 0]
         for e in effect.ends:
             self.holds[e] += 1
         for w, factor in effect.factors:
             self.factors.setdefault(w, []).append(factor)
         self.effects[id(fault)] = effect
         emu.set_admin(going_down, False)
-        rates = self._apply_rates(effect)
+        self._apply_rates(effect)
         self._verify_down(going_down)
-        if not going_down and not newly_dead and not rates:
-            msg = (
-                f"{fault.fault.describe()} changed nothing on netns (everything it touches "
-                "was already down or at that rate); refusing a silent pass"
-            )
-            raise BackendError(msg)
         self.changed_at = time.monotonic()
+
+    def _rate_changes(self, effect: _Effect) -> bool:
+        return any(factor != 1.0 for _, factor in effect.factors)
 
     def revert(self, fault: AppliedFault) -> None:
         effect = self.effects.pop(id(fault), None)
@@ -207,17 +212,31 @@ class FaultEngine:
                 raise BackendError(msg)
 
     def _verify_up(self, ends: list[End]) -> None:
+        """Every repaired link has carrier, then an operational state UP (within 10 s)."""
         emu = self.emu
-        flags = self._flags(ends) if ends else {}
-        for w, end in ends:
-            if (w, 1 - end) in self.holds:
-                continue  # the other end is still held down by another fault
-            if not all(emu.carrier(w, flags)):
-                msg = (
-                    f"{emu.fabric.link_ids[emu.built.wires[w].link]} did not come back up "
-                    f"after the repair of {emu.port(w, end).ifname}"
-                )
+        ends = [(w, end) for w, end in ends if (w, 1 - end) not in self.holds]
+        deadline = time.monotonic() + UP_TIMEOUT_S
+        while ends:
+            flags = self._flags(ends)
+            for w, end in ends:
+                if not all(emu.carrier(w, flags)):
+                    msg = (
+                        f"{emu.fabric.link_ids[emu.built.wires[w].link]} did not come back up "
+                        f"after the repair of {emu.port(w, end).ifname}"
+                    )
+                    raise BackendError(msg)
+            ends = [
+                (w, end)
+                for w, end in ends
+                if not all(flags.get((p.ns, p.ifindex), 0) & OPER_UP
+                           for p in (emu.port(w, 0), emu.port(w, 1)))
+            ]  # fmt: skip
+            if ends and time.monotonic() > deadline:
+                w, _ = ends[0]
+                msg = f"{emu.fabric.link_ids[emu.built.wires[w].link]}: carrier but not operational"
                 raise BackendError(msg)
+            if ends:
+                time.sleep(0.02)
 
     # -- routing ------------------------------------------------------------------------
     def alive(self) -> Alive:

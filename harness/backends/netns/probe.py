@@ -105,7 +105,7 @@ class Trace:
     src: int
     dst: int
     hops: tuple[int, ...]  # switch element indices, in order
-    complete: bool
+    complete: bool  # the echo arrived and every switch on the way answered
 
 
 def trace(emu: Emulation, src: int, dst: int, *, max_hops: int = 8,
@@ -162,7 +162,8 @@ def trace(emu: Emulation, src: int, dst: int, *, max_hops: int = 8,
         hops = tuple(by_ttl[t] for t in sorted(by_ttl))
         return Trace(src, dst, hops, complete=False)
     first = min(arrived)
-    return Trace(src, dst, tuple(by_ttl[t] for t in range(1, first) if t in by_ttl), True)
+    hops = tuple(by_ttl[t] for t in range(1, first) if t in by_ttl)
+    return Trace(src, dst, hops, complete=len(hops) == first - 1)
 
 
 def probe(

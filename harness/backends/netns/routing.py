@@ -33,7 +33,7 @@ from harness.fabric.model import LinkKind
 Hops = tuple[tuple[int, int], ...]  # (wire index, local end 0|1), sorted
 Tables = dict[int, dict[str, Hops]]  # namespace -> "CIDR" or "CIDR@table" -> next hops
 INF = 1 << 30
-SETTLE_RETRY_S = 3.0
+SETTLE_RETRY_S = 10.0
 EHOSTUNREACH = errno.EHOSTUNREACH
 ENETUNREACH = errno.ENETUNREACH
 ALL_RAILS = "10.0.0.0/10"  # every access block (rails 0-63)
