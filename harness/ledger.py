@@ -12,9 +12,9 @@ exception, SIGTERM, or SIGKILL of the runner -- and nothing else: it works only
 from ledger entries, never from name patterns, and it leaves live runs alone.
 
 Host-wide settings (the root namespace's neighbour-table limits, shared by all
-namespaces) are raised by :meth:`Ledger.raise_sysctl`: the original value is
-kept once in ``STATE_ROOT/sysctl-original.json`` and restored when the last run
-that needed it ends.
+namespaces) are raised by :meth:`Ledger.raise_sysctl`: the original value and
+the runs holding it are kept once for the host in ``/run/harness-host/sysctl.json``
+(whatever the ledger root), and the original is restored when the last holder ends.
 """
 
 from __future__ import annotations
@@ -196,13 +196,20 @@ class Ledger:
 
     # -- host-wide settings -----------------------------------------------------
     def raise_sysctl(self, key: str, minimum: int) -> None:
-        """Raise a host sysctl to at least ``minimum`` for this run (restored by the last run)."""
-        with _locked(self.root):
-            originals = _read_originals(self.root)
+        """Raise a host sysctl to at least ``minimum`` for this run (restored by the last run).
+
+        The original value and the runs holding the setting are kept in one
+        host-wide place (:data:`HOST_STATE`), whatever ``HARNESS_STATE_DIR`` says:
+        runs with different ledger roots share the host's sysctls.
+        """
+        self.record("sysctl", key)
+        with _locked(HOST_STATE):
+            table = _read_host(HOST_STATE)
             current = read_sysctl(key)
-            originals.setdefault(key, current)
-            _write_originals(self.root, originals)
-            self.record("sysctl", key, original=originals[key])
+            entry = table.setdefault(key, {"original": current, "holders": []})
+            if str(self.dir) not in entry["holders"]:
+                entry["holders"].append(str(self.dir))
+            _write_host(HOST_STATE, table)
             if int(current) < minimum:
                 write_sysctl(key, minimum)
 
@@ -210,25 +217,44 @@ class Ledger:
         """The run is over and everything it made is gone: restore sysctls, drop its directory."""
         with _locked(self.root):
             shutil.rmtree(self.dir, ignore_errors=True)
-            _restore_unneeded_sysctls(self.root)
+        release_sysctls(self.dir)
 
 
-def _read_originals(root: Path) -> dict[str, str]:
+HOST_STATE = Path("/run/harness-host")  # host-wide: shared by every ledger root
+
+
+def _read_host(root: Path) -> dict[str, Any]:
     try:
-        data: dict[str, str] = json.loads((root / "sysctl-original.json").read_text())
+        data: dict[str, Any] = json.loads((root / "sysctl.json").read_text())
     except FileNotFoundError:
         return {}
     return data
 
 
-def _write_originals(root: Path, originals: dict[str, str]) -> None:
-    path = root / "sysctl-original.json"
-    if not originals:
+def _write_host(root: Path, table: dict[str, Any]) -> None:
+    path = root / "sysctl.json"
+    if not table:
         path.unlink(missing_ok=True)
         return
-    tmp = root / "sysctl-original.json.tmp"
-    tmp.write_text(json.dumps(originals, sort_keys=True))
+    tmp = root / "sysctl.json.tmp"
+    tmp.write_text(json.dumps(table, sort_keys=True))
     tmp.replace(path)
+
+
+def release_sysctls(run_dir: Path) -> None:
+    """Drop ``run_dir`` (and runs whose directory is gone) as holders; restore unheld keys."""
+    with _locked(HOST_STATE):
+        table = _read_host(HOST_STATE)
+        for key in list(table):
+            entry = table[key]
+            entry["holders"] = [
+                h for h in entry["holders"] if h != str(run_dir) and Path(h).is_dir()
+            ]
+            if not entry["holders"]:
+                with contextlib.suppress(OSError):
+                    write_sysctl(key, entry["original"])
+                del table[key]
+        _write_host(HOST_STATE, table)
 
 
 def run_ids(root: Path | None = None) -> list[str]:
@@ -249,22 +275,6 @@ def run_is_live(ledger: Ledger) -> bool:
         return True
     start = owner.get("start_ticks")
     return start is not None and process_alive(int(owner["pid"]), int(start))
-
-
-def _restore_unneeded_sysctls(root: Path) -> None:
-    """Restore every raised sysctl no remaining run has recorded (call under the lock)."""
-    originals = _read_originals(root)
-    if not originals:
-        return
-    needed: set[str] = set()
-    for rid in run_ids(root):
-        needed |= Ledger(rid, root).names("sysctl")
-    for key in list(originals):
-        if key not in needed:
-            with contextlib.suppress(OSError):
-                write_sysctl(key, originals[key])
-            del originals[key]
-    _write_originals(root, originals)
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import ledger as ledger_mod
 from harness.backends.netns import nsutil
 from harness.cli import main
 from harness.errors import BackendError
@@ -73,8 +74,13 @@ def test_dead_owner_is_detected_and_cleaned_live_one_left_alone(state_dir: Path)
 
 
 @pytest.mark.privileged
-def test_raised_sysctl_is_restored_by_the_last_run(state_dir: Path) -> None:
-    # a per-namespace key inside a private namespace: the host's values are not touched
+def test_raised_sysctl_is_restored_by_the_last_run(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a per-namespace key inside a private namespace, and a private host table: the
+    # host's values are not touched.  The two runs use different ledger roots, as
+    # two test sessions do, and still share the host-wide record.
+    monkeypatch.setattr(ledger_mod, "HOST_STATE", tmp_path / "host")
     ns = nsutil.Namespaces()
     guard = Ledger.create("test")
     name = f"{guard.run_id}-sysctl"
@@ -84,7 +90,8 @@ def test_raised_sysctl_is_restored_by_the_last_run(state_dir: Path) -> None:
         with ns.entered(fd):
             key = "net.ipv4.tcp_fin_timeout"
             original = read_sysctl(key)
-            a, b = Ledger.create("a"), Ledger.create("b")
+            a = Ledger.create("a", root=tmp_path / "root-a")
+            b = Ledger.create("b", root=tmp_path / "root-b")
             a.raise_sysctl(key, int(original) + 30)
             b.raise_sysctl(key, int(original) + 10)
             assert read_sysctl(key) == str(int(original) + 30)
