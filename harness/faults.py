@@ -46,37 +46,29 @@ class FaultKind(enum.Enum):
 
     @property
     def domain(self) -> Domain:
-        return {
-            FaultKind.KILL: Domain.ELEMENTS,
-            FaultKind.DRAIN: Domain.ELEMENTS,
-            FaultKind.CUT: Domain.CABLES,
-            FaultKind.OPTIC: Domain.PORTS,
-            FaultKind.DEGRADE: Domain.LINKS,
-            FaultKind.BOND_MEMBER: Domain.ELEMENTS,
-        }[self]
-
-    @property
-    def undone(self) -> str:
-        """What restoring it says, with ``{t}`` for the targets."""
-        return {
-            FaultKind.KILL: "{t} back up",
-            FaultKind.DRAIN: "{t} back in service",
-            FaultKind.CUT: "{t} reconnected",
-            FaultKind.OPTIC: "optic replaced on {t}",
-            FaultKind.DEGRADE: "{t} back to full speed",
-            FaultKind.BOND_MEMBER: "bond member back: {t}",
-        }[self]
+        """What its selector picks from."""
+        return _KIND_WORDS[self][0]
 
     @property
     def verb(self) -> str:
-        return {
-            FaultKind.KILL: "killed",
-            FaultKind.DRAIN: "drained",
-            FaultKind.CUT: "cut",
-            FaultKind.OPTIC: "optic failed on",
-            FaultKind.DEGRADE: "degraded",
-            FaultKind.BOND_MEMBER: "bond member down:",
-        }[self]
+        """What injecting it says before the targets (``killed spine-05``)."""
+        return _KIND_WORDS[self][1]
+
+    @property
+    def undone(self) -> str:
+        """What restoring it says, with ``{t}`` for the targets (``spine-05 back up``)."""
+        return _KIND_WORDS[self][2]
+
+
+# per kind: (selector domain, verb when injected, words when restored)
+_KIND_WORDS: dict[FaultKind, tuple[Domain, str, str]] = {
+    FaultKind.KILL: (Domain.ELEMENTS, "killed", "{t} back up"),
+    FaultKind.DRAIN: (Domain.ELEMENTS, "drained", "{t} back in service"),
+    FaultKind.CUT: (Domain.CABLES, "cut", "{t} reconnected"),
+    FaultKind.OPTIC: (Domain.PORTS, "optic failed on", "optic replaced on {t}"),
+    FaultKind.DEGRADE: (Domain.LINKS, "degraded", "{t} back to full speed"),
+    FaultKind.BOND_MEMBER: (Domain.ELEMENTS, "bond member down:", "bond member back: {t}"),
+}
 
 
 FAULT_KINDS: dict[str, FaultKind] = {k.value: k for k in FaultKind}
