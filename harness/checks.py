@@ -17,6 +17,7 @@ from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
 from harness.analysis import Analysis
@@ -111,6 +112,7 @@ class ObservationDef:
     required: tuple[str, ...] = ()
     value_type: str = "number"  # number | integer | boolean | string | list
     measure: MeasureDef | None = None
+    value_range: tuple[float, float] = (-math.inf, math.inf)  # what a number can be (VALUE_RANGES)
 
 
 OBSERVATIONS: dict[str, ObservationDef] = {}
@@ -705,3 +707,38 @@ def _m_link_gbps(m: MeasureInput) -> Observed | None:
     if s is None:
         return None
     return Observed(s.gbps if s.up else 0.0, f"{s.link}: {'up' if s.up else 'down'}", (s.link,))
+
+
+# -- what each numeric observation can be ------------------------------------------------
+# (counts and bandwidths are never negative; ratios to the healthy fabric lie in 0..1).
+# The scenario loader rejects an expectation that can never hold or always holds for
+# these ranges (``node_nic_gbs: '< 0'``), naming the range.
+
+_COUNT = (0.0, math.inf)
+_AMOUNT = (0.0, math.inf)  # a bandwidth (GB/s, Gb/s) or a duration (s)
+_RATIO = (0.0, 1.0)
+VALUE_RANGES: dict[str, tuple[float, float]] = {
+    "gpu_pairs_disconnected": _COUNT,
+    "islands": _COUNT,
+    "nics_isolated": _COUNT,
+    "gpus_isolated": _COUNT,
+    "hops": _COUNT,
+    "jobs_lost": _COUNT,
+    "jobs_survived": _COUNT,
+    "elements_down": _COUNT,
+    "job_busbw_gbs": _AMOUNT,
+    "bisection_gbps": _AMOUNT,
+    "nvlink_gbs_per_gpu": _AMOUNT,
+    "node_nic_gbs": _AMOUNT,
+    "storage_gbps": _AMOUNT,
+    "checkpoint_sync_stall_s": _AMOUNT,
+    "checkpoint_async_stall_s": _AMOUNT,
+    "checkpoint_background_s": _AMOUNT,
+    "job_busbw_ratio": _RATIO,
+    "min_job_busbw_ratio": _RATIO,
+    "leaf_uplink_ratio": _RATIO,
+    "bisection_ratio": _RATIO,
+    "node_nic_ratio": _RATIO,
+}
+for _name, _range in VALUE_RANGES.items():
+    OBSERVATIONS[_name] = replace(OBSERVATIONS[_name], value_range=_range)

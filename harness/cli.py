@@ -53,6 +53,7 @@ from harness.fabric.presets import PRESETS
 from harness.fabric.presets import preset
 from harness.fault_text import parse_faults
 from harness.faults import Fault
+from harness.inputs import cli_args
 from harness.jobs import resolve_jobs
 from harness.live_state import faults_from_audit
 from harness.live_state import load_jobs
@@ -605,12 +606,12 @@ def _configure_sweep(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--pairs",
-        type=int,
+        type=cli_args.pairs,
         default=1000,
         metavar="N",
         help="depth 2: size of the sample of non-switch pairs (default 1000)",
     )
-    p.add_argument("--seed", type=int, default=0, help="depth 2: seed of the pair sample")
+    p.add_argument("--seed", type=cli_args.seed, default=0, help="depth 2: seed of the pair sample")
     p.add_argument("--state", metavar="FILE", help="faults already present (as for risk)")
     p.add_argument(
         "--bisection",
@@ -621,15 +622,22 @@ def _configure_sweep(p: argparse.ArgumentParser) -> None:
     p.add_argument("--csv", type=Path, metavar="FILE", help="write every case to a CSV file")
     p.add_argument(
         "--plot",
-        type=Path,
+        type=cli_args.plot_file,
         metavar="FILE.png",
         help="write an SU x rail heatmap and a bandwidth histogram",
     )
-    p.add_argument("--workers", type=int, default=1, metavar="N", help="local worker processes")
     p.add_argument(
-        "--scheduler", metavar="ADDRESS", help="run the shards on this Dask distributed scheduler"
+        "--workers", type=cli_args.workers, default=1, metavar="N", help="local worker processes"
     )
-    p.add_argument("--top", type=int, default=20, metavar="N", help="rows in the ranked table")
+    p.add_argument(
+        "--scheduler",
+        type=cli_args.scheduler_address,
+        metavar="ADDRESS",
+        help="run the shards on this Dask distributed scheduler",
+    )
+    p.add_argument(
+        "--top", type=cli_args.top, default=20, metavar="N", help="rows in the ranked table"
+    )
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
@@ -639,9 +647,6 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     state, notes = _state_faults(fabric, args.state)
     for note in notes:
         _note(note)
-    if args.workers < 1:
-        msg = f"--workers {args.workers}: give 1 or more"
-        raise ScenarioError(msg)
     spec = SweepSpec(
         args.fabric if args.workers > 1 or args.scheduler else fabric,
         tuple(jobs),

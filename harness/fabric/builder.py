@@ -7,11 +7,20 @@ side effects outside the builder object.
 
 from __future__ import annotations
 
+import bisect
+import math
 from typing import Any
 
 import numpy as np
 
 from harness.errors import FabricDesignError
+from harness.fabric.limits import LIMITS_FILE
+from harness.fabric.limits import MAX_ELEMENTS
+from harness.fabric.limits import MAX_GBPS
+from harness.fabric.limits import MAX_ID
+from harness.fabric.limits import MAX_LANES
+from harness.fabric.limits import MAX_LINKS
+from harness.fabric.limits import MAX_PORTS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
@@ -20,7 +29,19 @@ from harness.fabric.nodes import NodeTemplate
 
 
 class FabricBuilder:
-    """Collect elements and links, then :meth:`build` a :class:`Fabric`."""
+    """Collect elements and links, then :meth:`build` a :class:`Fabric`.
+
+    Physical consistency is checked as the fabric is assembled, whatever its
+    origin (a generator, a fabric file, an importer): at most
+    :data:`~harness.fabric.limits.MAX_ELEMENTS` elements and
+    :data:`~harness.fabric.limits.MAX_LINKS` links, a switch radix of at most
+    :data:`~harness.fabric.limits.MAX_PORTS`, no cable from an element to
+    itself, ports numbered from 1 and within the radix, never two cables in
+    one port, a finite speed above 0 and 1 to
+    :data:`~harness.fabric.limits.MAX_LANES` lanes.  Each violation is a
+    :class:`FabricDesignError` naming the element and port; callers that read
+    files add the file and line.
+    """
 
     def __init__(self) -> None:
         self.ids: list[str] = []
@@ -35,6 +56,9 @@ class FabricBuilder:
         self._ports: list[int] = []
         self._spec_of: list[int] = []
         self._next_port: list[int] = []
+        # per element with unused ports below its next free port: those ports, as sorted
+        # half-open ranges (ports at or above the next free port are free by definition)
+        self._gaps: dict[int, list[tuple[int, int]]] = {}
         self._a: list[int] = []
         self._b: list[int] = []
         self._ap: list[int] = []
@@ -62,9 +86,22 @@ class FabricBuilder:
     ) -> int:
         """Add one element and return its index; ``ports`` is the radix of a switch."""
         if eid in self.index:
-            msg = f"duplicate element id {eid!r}"
+            what = Kind(self._kind[self.index[eid]]).label
+            msg = f"duplicate element id {eid!r} (already used by a {what}); ids must be unique"
             raise FabricDesignError(msg)
         i = len(self.ids)
+        if i >= MAX_ELEMENTS:
+            msg = f"more than MAX_ELEMENTS = {MAX_ELEMENTS:,} elements ({LIMITS_FILE})"
+            raise FabricDesignError(msg)
+        if max(su, node, rail, pod, plane) > MAX_ID or min(su, node, pod, plane) < 0 or rail < -1:
+            msg = (
+                f"{eid}: su {su}, node {node}, rail {rail}, pod {pod}, plane {plane}: "
+                f"these numbers run from 0 (rail: -1 for none) to MAX_ID = {MAX_ID:,}"
+            )
+            raise FabricDesignError(msg)
+        if not 0 <= ports <= MAX_PORTS:
+            msg = f"{eid} has {ports} ports; a radix is 0 (no limit) to MAX_PORTS = {MAX_PORTS:,}"
+            raise FabricDesignError(msg)
         self.ids.append(eid)
         self.index[eid] = i
         self._kind.append(int(kind))
@@ -98,6 +135,24 @@ class FabricBuilder:
         b_port: int | None = None,
     ) -> int:
         """Add a link; cables get the next free port at each end unless given."""
+        if len(self._a) >= MAX_LINKS:
+            msg = f"more than MAX_LINKS = {MAX_LINKS:,} links ({LIMITS_FILE})"
+            raise FabricDesignError(msg)
+        if a == b:
+            msg = f"a {kind.name.lower().replace('_', '-')} link from {self.ids[a]} to itself"
+            raise FabricDesignError(msg + "; a cable joins two different elements")
+        if not 0 < capacity_gbps <= MAX_GBPS:  # also refuses nan
+            msg = (
+                f"the link {self.ids[a]} -- {self.ids[b]} runs at {capacity_gbps:g} Gb/s; "
+                f"a link that is up runs at more than 0 and at most MAX_GBPS = {MAX_GBPS:g}"
+            )
+            raise FabricDesignError(msg)
+        if not 1 <= lanes <= MAX_LANES:
+            msg = (
+                f"the link {self.ids[a]} -- {self.ids[b]} has {lanes} lanes; "
+                f"give 1 to MAX_LANES = {MAX_LANES}"
+            )
+            raise FabricDesignError(msg)
         if kind.is_cable:
             a_port = self._take_port(a, a_port)
             b_port = self._take_port(b, b_port)
@@ -113,8 +168,10 @@ class FabricBuilder:
     def _take_port(self, e: int, port: int | None) -> int:
         if port is None:
             port = self._next_port[e]
-        self._next_port[e] = max(self._next_port[e], port + 1)
         radix = self._ports[e]
+        if port < 1 or (not radix and port > MAX_LINKS):
+            msg = f"{self.ids[e]} port {port}: ports are numbered from 1 (port 0 does not exist)"
+            raise FabricDesignError(msg)
         if radix and port > radix:
             kind = Kind(self._kind[e]).label
             msg = (
@@ -122,7 +179,29 @@ class FabricBuilder:
                 "use switches with more ports, fewer cables per switch pair, or add a tier"
             )
             raise FabricDesignError(msg)
+        nxt = self._next_port[e]
+        if port > nxt:  # skipped ports stay free for later cables
+            self._gaps.setdefault(e, []).append((nxt, port))
+        elif port < nxt and not self._take_gap(e, port):
+            msg = (
+                f"two cables in port {self.ids[e]}:{port}; every port takes one cable "
+                "(give the second cable a free port)"
+            )
+            raise FabricDesignError(msg)
+        self._next_port[e] = max(self._next_port[e], port + 1)
         return port
+
+    def _take_gap(self, e: int, port: int) -> bool:
+        """Take ``port`` from the free ranges below ``e``'s next port; False if it is taken."""
+        gaps = self._gaps.get(e)
+        if not gaps:
+            return False
+        k = bisect.bisect_right(gaps, (port, math.inf)) - 1
+        if k < 0 or not gaps[k][0] <= port < gaps[k][1]:
+            return False
+        lo, hi = gaps.pop(k)
+        gaps[k:k] = [r for r in ((lo, port), (port + 1, hi)) if r[0] < r[1]]
+        return True
 
     def ports_used(self, e: int) -> int:
         return self._next_port[e] - 1
@@ -177,11 +256,11 @@ class FabricBuilder:
             name=name,
             ids=tuple(self.ids),
             kind=np.array(self._kind, dtype=np.int8),
-            su=np.array(self._su, dtype=np.int16),
-            node_no=np.array(self._node, dtype=np.int16),
-            rail=np.array(self._rail, dtype=np.int16),
-            pod=np.array(self._pod, dtype=np.int16),
-            plane=np.array(self._plane, dtype=np.int8),
+            su=np.array(self._su, dtype=np.int32),
+            node_no=np.array(self._node, dtype=np.int32),
+            rail=np.array(self._rail, dtype=np.int32),
+            pod=np.array(self._pod, dtype=np.int32),
+            plane=np.array(self._plane, dtype=np.int32),
             parent=np.array(self._parent, dtype=np.int32),
             ports=np.array(self._ports, dtype=np.int32),
             link_a=np.array(self._a, dtype=np.int32),
@@ -192,7 +271,7 @@ class FabricBuilder:
             link_capacity=np.array(self._cap, dtype=np.float64),
             link_lanes=np.array(self._lanes, dtype=np.int16),
             node_specs=tuple(self._specs),
-            node_spec_of=np.array(self._spec_of, dtype=np.int8),
+            node_spec_of=np.array(self._spec_of, dtype=np.int32),
             tiers=tiers,
             params=tuple(sorted((params or {}).items())),
         )

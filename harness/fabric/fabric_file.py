@@ -34,6 +34,13 @@ from harness.errors import Problem
 from harness.fabric.builder import FabricBuilder
 from harness.fabric.generators import GENERATORS
 from harness.fabric.generators import IB_LANES
+from harness.fabric.limits import MAX_CABLES_PER_PAIR
+from harness.fabric.limits import MAX_GBPS
+from harness.fabric.limits import MAX_ID
+from harness.fabric.limits import MAX_LANES
+from harness.fabric.limits import MAX_LINKS
+from harness.fabric.limits import MAX_PORT_NUMBER
+from harness.fabric.limits import MAX_PORTS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
@@ -41,6 +48,7 @@ from harness.fabric.model import NodeSpec
 from harness.fabric.nodes import NODE_TEMPLATES
 from harness.fabric.nodes import NodeTemplate
 from harness.fabric.presets import PRESETS
+from harness.inputs.values import number_problem
 from harness.inputs.yaml import KeyPath
 from harness.inputs.yaml import read_yaml_file
 from harness.scenario.load import Checker
@@ -238,13 +246,24 @@ def _check_overrides(
 
 
 def _int(
-    c: Checker, raw: Mapping[str, Any], path: KeyPath, key: str, *, default: int, minimum: int
+    c: Checker,
+    raw: Mapping[str, Any],
+    path: KeyPath,
+    key: str,
+    *,
+    default: int,
+    minimum: int,
+    maximum: int = MAX_ID,
+    limit: str = "MAX_ID",
 ) -> int:
     value = raw.get(key, default)
-    if not (isinstance(value, int) and not isinstance(value, bool) and value >= minimum):
-        c.add(f"{key} must be a whole number >= {minimum}, got {value!r}", (*path, key))
+    problem = number_problem(
+        value, key, integer=True, minimum=minimum, maximum=maximum, limit=limit
+    )
+    if problem:
+        c.add(problem, (*path, key))
         return default
-    return value
+    return int(value)
 
 
 def _element_id(c: Checker, raw: Mapping[str, Any], path: KeyPath, what: str) -> str | None:
@@ -361,7 +380,8 @@ def _switches(c: Checker, raw: Any) -> list[_Switch]:
             )
         if "ports" not in body and kind is not Kind.STORAGE:
             c.add("a switch needs ports: its number of ports (the radix), e.g. ports: 40", path)
-        ports = _int(c, body, path, "ports", default=0, minimum=0 if kind is Kind.STORAGE else 1)
+        ports = _int(c, body, path, "ports", default=0, minimum=0 if kind is Kind.STORAGE else 1,
+                     maximum=MAX_PORTS, limit="MAX_PORTS")  # fmt: skip
         in_su = kind in (Kind.LEAF, Kind.STORAGE_SWITCH)
         su = _int(c, body, path, "su", default=1 if in_su else 0, minimum=0)
         rail = _int(c, body, path, "rail", default=-1, minimum=-1)
@@ -406,14 +426,27 @@ def _links(c: Checker, raw: Any) -> list[_Link]:
         gbps: Any = body.get("gbps")
         if "gbps" not in body:
             c.add("a link needs gbps: its speed per direction in Gb/s, e.g. gbps: 200", path)
-        elif not (isinstance(gbps, int | float) and not isinstance(gbps, bool) and gbps > 0):
-            c.add(f"gbps must be a number > 0 (Gb/s), got {gbps!r}", (*path, "gbps"))
-        a_port = _int(c, body, path, "a_port", default=0, minimum=1) if "a_port" in body else None
-        b_port = _int(c, body, path, "b_port", default=0, minimum=1) if "b_port" in body else None
-        count = _int(c, body, path, "count", default=1, minimum=1)
+        elif problem := number_problem(
+            gbps, "gbps (Gb/s per direction)", above=0, maximum=MAX_GBPS, limit="MAX_GBPS"
+        ):
+            c.add(problem, (*path, "gbps"))
+        port_bounds: dict[str, Any] = {"maximum": MAX_PORT_NUMBER, "limit": "MAX_PORT_NUMBER"}
+        a_port = (
+            _int(c, body, path, "a_port", default=0, minimum=1, **port_bounds)
+            if "a_port" in body
+            else None
+        )
+        b_port = (
+            _int(c, body, path, "b_port", default=0, minimum=1, **port_bounds)
+            if "b_port" in body
+            else None
+        )
+        count = _int(c, body, path, "count", default=1, minimum=1,
+                     maximum=MAX_CABLES_PER_PAIR, limit="MAX_CABLES_PER_PAIR")  # fmt: skip
         # compute cables are 4x, as the generators make them (degrade {lanes: 1} = 4x -> 1x)
         lanes_default = 1 if kind is LinkKind.STORAGE else IB_LANES
-        lanes = _int(c, body, path, "lanes", default=lanes_default, minimum=1)
+        lanes = _int(c, body, path, "lanes", default=lanes_default, minimum=1,
+                     maximum=MAX_LANES, limit="MAX_LANES")  # fmt: skip
         if kind is not None and len(c.problems) == before:
             out.append(
                 _Link(body["a"], body["b"], kind, float(gbps), a_port, b_port, count, lanes, path)
@@ -446,6 +479,10 @@ def _explicit(
     servers = _nodes(c, data.get("nodes"))
     switches = _switches(c, data.get("switches"))
     links = _links(c, data.get("links"))
+    cables = sum(link.count for link in links)
+    if cables > MAX_LINKS:
+        c.add(f"the links give {cables:,} cables, more than MAX_LINKS = {MAX_LINKS:,}", ("links",))
+        c.raise_if_any()
     tiers = data.get("tiers")
     if tiers is not None and tiers not in (2, 3):
         c.add(f"tiers is 2 (leaf/spine) or 3 (leaf/spine/core), got {tiers!r}", ("tiers",))

@@ -31,11 +31,19 @@ from typing import Any
 
 from harness.errors import FabricDesignError
 from harness.fabric.builder import FabricBuilder
+from harness.fabric.limits import MAX_CABLES_PER_PAIR
+from harness.fabric.limits import MAX_GBPS
+from harness.fabric.limits import MAX_PORTS
+from harness.fabric.limits import MAX_SERVERS
+from harness.fabric.limits import MAX_SUS
+from harness.fabric.limits import check_fabric_size
+from harness.fabric.limits import server_size
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
 from harness.fabric.nodes import NodeTemplate
 from harness.fabric.nodes import node_template
+from harness.inputs.values import number_problem
 
 STORAGE_UPLINK_GBPS = 100.0
 IB_LANES = 4  # compute cables are 4x (HDR/NDR: 4 lanes); `degrade: {lanes: 1}` = 4x -> 1x
@@ -44,6 +52,89 @@ IB_LANES = 4  # compute cables are 4x (HDR/NDR: 4 lanes); `degrade: {lanes: 1}` 
 def _template(node: str | NodeTemplate, overrides: dict[str, Any] | None) -> NodeTemplate:
     tmpl = node_template(node) if isinstance(node, str) else node
     return tmpl.with_overrides(**overrides) if overrides else tmpl
+
+
+_COUNT_LIMITS: dict[str, tuple[int, str]] = {
+    "sus": (MAX_SUS, "MAX_SUS"),
+    "segments": (MAX_SUS, "MAX_SUS"),
+    "nodes_per_su": (MAX_SERVERS, "MAX_SERVERS"),
+    "hosts_per_segment": (MAX_SERVERS, "MAX_SERVERS"),
+    "sus_per_pod": (MAX_SUS, "MAX_SUS"),
+    "spines": (MAX_PORTS, "MAX_PORTS"),
+    "spines_per_pod": (MAX_PORTS, "MAX_PORTS"),
+    "spines_per_plane": (MAX_PORTS, "MAX_PORTS"),
+    "uplinks_per_leaf": (MAX_PORTS, "MAX_PORTS"),
+    "cables_per_pair": (MAX_CABLES_PER_PAIR, "MAX_CABLES_PER_PAIR"),
+    "leaf_radix": (MAX_PORTS, "MAX_PORTS"),
+    "spine_radix": (MAX_PORTS, "MAX_PORTS"),
+    "radix": (MAX_PORTS, "MAX_PORTS"),
+    "leaf_down_ports": (MAX_PORTS, "MAX_PORTS"),
+}
+
+
+def _check_params(generator: str, params: dict[str, Any]) -> None:
+    """Counts are whole numbers from 1 to their limit, speeds finite and > 0 (None: default).
+
+    Checked before anything is computed from them, so ``sus: 10**30`` is a
+    message naming ``MAX_SUS``, not a ``MemoryError``.
+    """
+    problems: list[str] = []
+    for key, value in params.items():
+        if value is None:
+            continue
+        what = f"{generator}: parameter {key!r}"
+        if key == "uplink_gbps":
+            problem = number_problem(value, what, above=0, maximum=MAX_GBPS, limit="MAX_GBPS")
+            if problem:
+                problems.append(problem)
+            continue
+        limit, name = _COUNT_LIMITS[key]
+        values = value if isinstance(value, list | tuple) and key in _PER_SU else [value]
+        if key in _PER_SU and isinstance(value, list | tuple) and len(value) > MAX_SUS:
+            problems.append(f"{what} lists {len(value):,} SUs, more than MAX_SUS = {MAX_SUS:,}")
+            continue
+        for v in values:
+            problem = number_problem(v, what, integer=True, minimum=1, maximum=limit, limit=name)
+            if problem:
+                problems.append(problem)
+                break
+    if problems:
+        raise FabricDesignError("; ".join(problems))
+
+
+_PER_SU = ("nodes_per_su", "hosts_per_segment")
+
+
+def _check_size(
+    generator: str, tmpl: NodeTemplate, counts: list[int], switches: int, cables: int
+) -> None:
+    """Refuse, before building, a fabric past the element, link or server limits."""
+    s = tmpl.spec
+    parts, links = server_size(
+        gpus=s.gpus, cpus=tmpl.cpus, pcie=s.pcie_switches, nvswitches=s.nvswitches,
+        rails=s.rails, nic_ports=s.nic_ports, storage=s.storage_nics,
+    )  # fmt: skip
+    check_fabric_size(
+        generator,
+        servers=sum(counts),
+        parts=parts,
+        internal_links=links,
+        switches=switches,
+        cables=cables,
+    )
+
+
+def _check_down_ports(leaf_down_ports: int | None, counts: list[int], what: str) -> int:
+    """The leaf ports kept for servers: at least one per server of the largest SU."""
+    most = max(counts)
+    if leaf_down_ports is not None and leaf_down_ports < most:
+        msg = (
+            f"{what}: leaf_down_ports {leaf_down_ports} is fewer than the {most} servers of "
+            f"the largest SU; each server's NIC needs its own leaf port (give leaf_down_ports "
+            f">= {most}, or leave it out)"
+        )
+        raise FabricDesignError(msg)
+    return leaf_down_ports or most
 
 
 def _per_su(nodes_per_su: int | Sequence[int], sus: int) -> list[int]:
@@ -149,11 +240,16 @@ def two_tier(
     >>> f.summary()["leaves"], f.summary()["gpus"]
     (8, 64)
     """
+    _check_params("two-tier", {
+        "sus": sus, "nodes_per_su": nodes_per_su, "spines": spines,
+        "cables_per_pair": cables_per_pair, "leaf_radix": leaf_radix, "spine_radix": spine_radix,
+        "leaf_down_ports": leaf_down_ports, "uplink_gbps": uplink_gbps,
+    })  # fmt: skip
     tmpl = _template(node, node_overrides)
     spec = tmpl.spec
     counts = _per_su(nodes_per_su, sus)
     spine_radix = spine_radix or leaf_radix
-    down = leaf_down_ports or max(counts)
+    down = _check_down_ports(leaf_down_ports, counts, "two-tier")
     rails = spec.rails
     leaves_n = sus * rails
     if leaves_n * cables_per_pair > spine_radix:
@@ -175,6 +271,8 @@ def two_tier(
         leaf_radix,
         "use fewer spines or cables per leaf-spine pair, or switches with more ports",
     )
+    _check_size("two-tier", tmpl, counts, leaves_n + spines + 2 * sus + 1,
+                leaves_n * spines * cables_per_pair + 2 * sum(counts))  # fmt: skip
     c = _Common(tmpl, sus, counts)
     b = c.b
     c.servers()
@@ -237,6 +335,11 @@ def three_tier(
     >>> s = f.summary(); s["leaves"], s["spines"], s["cores"], s["tiers"]
     (16, 4, 2, 3)
     """
+    _check_params("three-tier", {
+        "sus": sus, "nodes_per_su": nodes_per_su, "sus_per_pod": sus_per_pod,
+        "spines_per_pod": spines_per_pod, "cables_per_pair": cables_per_pair, "radix": radix,
+        "leaf_down_ports": leaf_down_ports, "uplink_gbps": uplink_gbps,
+    })  # fmt: skip
     tmpl = _template(node, node_overrides)
     spec = tmpl.spec
     counts = _per_su(nodes_per_su, sus)
@@ -244,7 +347,7 @@ def three_tier(
         msg = f"{sus} SUs do not fill pods of {sus_per_pod}; use a multiple of sus_per_pod"
         raise FabricDesignError(msg)
     rails = spec.rails
-    down = leaf_down_ports or max(counts)
+    down = _check_down_ports(leaf_down_ports, counts, "three-tier")
     pods = sus // sus_per_pod
     leaves_per_pod = sus_per_pod * rails
     _check_radix(
@@ -269,6 +372,12 @@ def three_tier(
         raise FabricDesignError(msg)
     spine_up = min(spine_up, spine_down)  # non-blocking: as many up as down
     cores_per_group = math.ceil(pods * spine_up / radix)
+    _check_size(
+        "three-tier", tmpl, counts,
+        sus * rails + pods * spines_per_pod + spines_per_pod * cores_per_group + 2 * sus + 1,
+        sus * rails * spines_per_pod * cables_per_pair + pods * spines_per_pod * spine_up
+        + 2 * sum(counts),
+    )  # fmt: skip
     c = _Common(tmpl, sus, counts)
     b = c.b
     pod_of = {s: (s - 1) // sus_per_pod + 1 for s in range(1, sus + 1)}
@@ -332,6 +441,11 @@ def dual_tor(
     aggregation switches (kind spine), ``uplinks_per_leaf`` cables spread
     round-robin over them.
     """
+    _check_params("dual-tor", {
+        "segments": segments, "hosts_per_segment": hosts_per_segment,
+        "spines_per_plane": spines_per_plane, "uplinks_per_leaf": uplinks_per_leaf,
+        "uplink_gbps": uplink_gbps, "leaf_radix": leaf_radix, "spine_radix": spine_radix,
+    })  # fmt: skip
     tmpl = _template(node, node_overrides)
     spec = tmpl.spec
     if spec.nic_ports != 2:
@@ -353,6 +467,9 @@ def dual_tor(
         spine_radix,
         "use more aggregation switches per plane or fewer segments",
     )
+    leaves = segments * spec.rails * 2
+    _check_size("dual-tor", tmpl, counts, leaves + 2 * spines_per_plane + 2 * segments + 1,
+                leaves * uplinks + 2 * sum(counts))  # fmt: skip
     c = _Common(tmpl, segments, counts)
     b = c.b
     c.servers()

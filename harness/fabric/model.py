@@ -174,11 +174,11 @@ class Fabric:
     name: str
     ids: tuple[str, ...]
     kind: npt.NDArray[np.int8]
-    su: npt.NDArray[np.int16]
-    node_no: npt.NDArray[np.int16]
-    rail: npt.NDArray[np.int16]
-    pod: npt.NDArray[np.int16]
-    plane: npt.NDArray[np.int8]
+    su: IntArray
+    node_no: IntArray
+    rail: IntArray
+    pod: IntArray
+    plane: IntArray
     parent: IntArray
     ports: IntArray
     link_a: IntArray
@@ -189,7 +189,7 @@ class Fabric:
     link_capacity: FloatArray
     link_lanes: npt.NDArray[np.int16]
     node_specs: tuple[NodeSpec, ...]  # distinct server models
-    node_spec_of: npt.NDArray[np.int8]  # per element: index into node_specs (-1: none)
+    node_spec_of: IntArray  # per element: index into node_specs (-1: none)
     tiers: int  # 2 or 3 (compute fabric switch tiers)
     params: tuple[tuple[str, Any], ...] = ()  # how it was made (generator + parameters)
     meta: tuple[tuple[str, str], ...] = field(default=())

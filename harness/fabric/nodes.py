@@ -21,7 +21,11 @@ from dataclasses import replace
 from typing import Any
 
 from harness.errors import FabricDesignError
+from harness.fabric.limits import NODE_FIELDS
 from harness.fabric.model import NodeSpec
+from harness.inputs.values import bool_problem
+from harness.inputs.values import number_problem
+from harness.inputs.values import text_problem
 
 PCIE_GEN4_X16_EFFECTIVE_GBS = 26.0
 PCIE_GEN5_X16_EFFECTIVE_GBS = 52.0
@@ -38,7 +42,7 @@ class NodeTemplate:
     cpus: int = 2
 
     def with_overrides(self, **changes: object) -> NodeTemplate:
-        """A copy with some :class:`NodeSpec` fields changed (checked)."""
+        """A copy with some :class:`NodeSpec` fields changed (checked: types, then bounds)."""
         fields = set(NodeSpec.__dataclass_fields__)
         unknown = sorted(set(changes) - fields - {"cpus"})
         if unknown:
@@ -47,7 +51,10 @@ class NodeTemplate:
                 f"known: {', '.join(sorted(fields | {'cpus'}))}"
             )
             raise FabricDesignError(msg)
-        cpus = int(changes.pop("cpus", self.cpus))  # type: ignore[call-overload]
+        problems = [p for key, value in changes.items() for p in field_problems(key, value)]
+        if problems:
+            raise FabricDesignError("; ".join(problems))
+        cpus = changes.pop("cpus", self.cpus)
         if "nvlink_lanes" in changes:
             lanes: Any = changes["nvlink_lanes"]
             changes["nvlink_lanes"] = tuple(lanes)
@@ -57,15 +64,19 @@ class NodeTemplate:
 
     def check(self) -> None:
         s = self.spec
-        problems = []
-        if s.gpus < 1:
-            problems.append("a server needs at least 1 GPU")
-        if s.pcie_switches < 1 or s.gpus % s.pcie_switches:
+        problems = [
+            p
+            for key in (*NODE_FIELDS, "model", "nic_lag")
+            for p in field_problems(key, self.cpus if key == "cpus" else getattr(s, key))
+        ]
+        if problems:  # the relations below assume sane numbers
+            raise FabricDesignError("; ".join(problems))
+        if s.gpus % s.pcie_switches:
             problems.append(
                 f"{s.gpus} GPUs do not spread evenly over {s.pcie_switches} PCIe switches; "
                 "use a GPU count that is a multiple of pcie_switches"
             )
-        if s.rails < 0 or (s.rails and s.rails % s.pcie_switches and s.pcie_switches % s.rails):
+        if s.rails and s.rails % s.pcie_switches and s.pcie_switches % s.rails:
             problems.append(
                 f"{s.rails} rail NICs do not spread evenly over {s.pcie_switches} PCIe switches"
             )
@@ -74,8 +85,6 @@ class NodeTemplate:
                 f"nvlink_lanes lists {len(s.nvlink_lanes)} values for {s.nvswitches} NVSwitches; "
                 "give one lane count per NVSwitch"
             )
-        if s.nic_ports < 1:
-            problems.append("a NIC needs at least one port")
         if problems:
             raise FabricDesignError("; ".join(problems))
 
@@ -105,6 +114,32 @@ class NodeTemplate:
 
     def cpu_of_pcie(self, k: int) -> int:
         return k * self.cpus // self.spec.pcie_switches
+
+
+def field_problems(key: str, value: object) -> list[str]:
+    """What is wrong with one node-template field (bounds: :data:`NODE_FIELDS`)."""
+    what = f"node parameter {key!r}"
+    if key == "model":
+        problem = text_problem(value, what)
+        return [problem] if problem else []
+    if key == "nic_lag":
+        problem = bool_problem(value, what)
+        return [problem] if problem else []
+    rule = NODE_FIELDS.get(key)
+    if rule is None:
+        return []
+    bounds: dict[str, Any] = {
+        "integer": rule.integer,
+        "maximum": rule.maximum,
+        "limit": rule.limit,
+        ("above" if rule.exclusive_minimum else "minimum"): rule.minimum,
+    }
+    if key == "nvlink_lanes":
+        if not isinstance(value, list | tuple):
+            return [f"{what} must be a list of lane counts, one per NVSwitch, not {value!r}"]
+        return [p for v in value if (p := number_problem(v, what, **bounds))]
+    problem = number_problem(value, what, **bounds)
+    return [problem] if problem else []
 
 
 def _spec(model: str, **kw: object) -> NodeTemplate:

@@ -31,6 +31,7 @@ from harness.fabric.model import COMPUTE_CABLE_KINDS
 from harness.fabric.model import COMPUTE_SWITCH_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
+from harness.importers._common import IB_LANE_GBPS
 from harness.importers._common import InferenceRules
 from harness.importers._common import RawCable
 from harness.importers._common import RawNetwork
@@ -42,6 +43,7 @@ from harness.importers._common import ib_rate_name
 from harness.importers._common import read_text
 
 _HEADER = re.compile(r'^(Switch|Hca|Ca|Rt)\s+(\d+)\s+"([^"]+)"(.*)$')
+_STATED_RATE = re.compile(r"\b\d+x[A-Za-z]\w*")  # what a port line says its rate is
 _PORT = re.compile(
     r'^\[(\d+)\](?:\[ext \d+\])?(?:\(([0-9a-fA-F]+)\))?\s*"([^"]+)"'
     r"(?:\[(\d+)\](?:\[ext \d+\])?)?(?:\(([0-9a-fA-F]+)\))?(.*)$"
@@ -184,6 +186,14 @@ def parse_ibnetdiscover(text: str, path: str = "<string>") -> IbTopology:
                 continue
             port, _, remote, rport, _, rest = m.groups()
             rate = ib_rate(rest)
+            stated = _STATED_RATE.search(rest.rsplit('"', 1)[-1])
+            if rate is None and stated is not None:
+                problems.append(Problem(
+                    f"unknown link rate {stated.group(0)!r}; a rate is <width>x<speed> with width "
+                    f"1, 2, 4, 8 or 12 and speed one of {', '.join(IB_LANE_GBPS)} (e.g. 4xHDR)",
+                    path=path, line=lineno,
+                ))  # fmt: skip
+                continue
             ports.append(IbPort(
                 int(port), remote, int(rport) if rport else 1,
                 f"{rate[0]}x{rate[1]}" if rate else "", lineno,

@@ -23,25 +23,19 @@ from harness.importers._common import natural_key
 from harness.importers._common import read_text
 from harness.importers.node import NodeTopology
 from harness.importers.node import group_devices
+from harness.inputs.xml import read_xml
 
 _NVSWITCH_CLASS = 0x068000
 
 
-def _cls(el: ET.Element) -> int:
-    try:
-        return int(el.get("class", "0"), 16)
-    except ValueError:
-        return 0
-
-
 def parse_nccl_topo(text: str, path: str = "<string>") -> NodeTopology:
     """Parse an NCCL topology XML file into a :class:`NodeTopology`."""
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as err:
-        line = err.position[0] if err.position else 0
-        msg = f"not well-formed XML ({err}); fix the file or re-dump it with NCCL_TOPO_DUMP_FILE"
-        raise ScenarioError(Problem(msg, path=path, line=line)) from None
+    doc = read_xml(text, path, what="NCCL topology XML")
+    root = doc.root
+
+    def _cls(el: ET.Element) -> int:
+        return doc.int_attr(el, "class", 0, what="PCI class", base=16)
+
     if root.tag != "system":
         msg = f"root element is <{root.tag}>, not <system>; is this an NCCL topology file?"
         raise ScenarioError(Problem(msg, path=path, line=1))
@@ -51,7 +45,7 @@ def parse_nccl_topo(text: str, path: str = "<string>") -> NodeTopology:
     def walk(el: ET.Element, group: str, numa: int, depth: int) -> None:
         for child in el:
             if child.tag == "cpu":
-                walk(child, "", int(child.get("numaid", "-1")), 0)
+                walk(child, "", doc.int_attr(child, "numaid", -1, what="NUMA id"), 0)
                 continue
             if child.tag != "pci":
                 continue
@@ -71,7 +65,7 @@ def parse_nccl_topo(text: str, path: str = "<string>") -> NodeTopology:
 
     def gpu_order(item: tuple[str, ET.Element, str, int]) -> tuple[int, str]:
         dev = item[1].find("gpu")
-        return (int(dev.get("dev", "0")) if dev is not None else 0, item[0])
+        return (doc.int_attr(dev, "dev", 0, what="GPU index") if dev is not None else 0, item[0])
 
     gpus.sort(key=gpu_order if all(g[1].find("gpu") is not None for g in gpus) else
               (lambda g: (0, g[0])))  # fmt: skip
@@ -91,9 +85,13 @@ def parse_nccl_topo(text: str, path: str = "<string>") -> NodeTopology:
     nvswitch: bool | None = None
     for _, el, _, _ in gpus:
         links = el.findall("./gpu/nvlink")
-        lanes.append(sum(int(lk.get("count", "0")) for lk in links))
+        lanes.append(sum(doc.int_attr(lk, "count", 0, what="NVLink count") for lk in links))
         if links:
-            to_switch = any(int(lk.get("tclass", "0"), 16) == _NVSWITCH_CLASS for lk in links)
+            to_switch = any(
+                doc.int_attr(lk, "tclass", 0, what="NVLink target class", base=16)
+                == _NVSWITCH_CLASS
+                for lk in links
+            )
             nvswitch = bool(nvswitch) or to_switch
     together: list[tuple[str, int, str, int]] = []
     devices = [("gpu", i, g[2]) for i, g in enumerate(gpus)] + [

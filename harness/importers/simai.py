@@ -28,6 +28,9 @@ from pathlib import Path
 
 from harness.errors import Problem
 from harness.errors import ScenarioError
+from harness.fabric.limits import MAX_ELEMENTS
+from harness.fabric.limits import MAX_GPUS_PER_SERVER
+from harness.fabric.limits import MAX_LINKS
 from harness.fabric.model import Fabric
 from harness.fabric.nodes import NODE_TEMPLATES
 from harness.fabric.nodes import NodeTemplate
@@ -108,6 +111,14 @@ def parse_simai(text: str, path: str = "<string>") -> tuple[RawNetwork, SimaiSer
         raise ScenarioError(Problem(msg, path=path, line=1))
     head = lines[0][1]
     nodes, gps, nvsw, nsw, nlinks = _ints(head[:5], path, 1, "the header counts")
+    for count, limit, name, what in (
+        (nodes, MAX_ELEMENTS, "MAX_ELEMENTS", "nodes"),
+        (gps, MAX_GPUS_PER_SERVER, "MAX_GPUS_PER_SERVER", "GPUs per server"),
+        (nlinks, MAX_LINKS, "MAX_LINKS", "links"),
+    ):  # checked before anything is allocated from them
+        if not 0 <= count <= limit:
+            msg = f"the header says {count:,} {what}; the limit is {name} = {limit:,}"
+            raise ScenarioError(Problem(msg, path=path, line=1))
     gpu_type = head[5] if len(head) > 5 else "H100"
     ids_line, ids_tok = lines[1]
     sw_ids = _ints(ids_tok, path, ids_line, "switch ids")

@@ -9,7 +9,8 @@ which keeps one contract:
   ``O_NONBLOCK`` after a ``stat``, so a FIFO can never block the harness;
 * a file larger than the stated limit (:data:`MAX_YAML_BYTES` for YAML inputs,
   :data:`MAX_DUMP_BYTES` for topology dumps) is refused before it is read;
-* the text must be UTF-8 without NUL bytes; a NUL byte or an invalid byte is
+* the text must be UTF-8 without NUL bytes or other control characters (tab,
+  newline, carriage return, form feed and escape are fine); a bad byte is
   reported with its 1-based line and column (a UTF-8 byte-order mark is
   accepted and dropped).
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from pathlib import Path
 from typing import NoReturn
@@ -46,6 +48,9 @@ MAX_DUMP_BYTES = 256 * 1024 * 1024
 """Largest topology dump read (256 MiB: an ``ibnetdiscover`` of ~1 million ports)."""
 
 _BOM = "\ufeff"
+# C0 controls but tab, newline, vertical tab, form feed, carriage return and escape
+# (terminal colours, as in ``nvidia-smi topo -m``), and DEL: text never holds them.
+_CONTROL = re.compile("[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
 
 
 def display_path(path: Path | str) -> str:
@@ -167,6 +172,15 @@ def decode_text(data: bytes, shown: str, what: str) -> str:
     if nul >= 0:
         line, column = line_column(data, nul)
         msg = f"{label} contains a NUL byte (binary content?); save it as UTF-8 text"
+        _refuse(msg, shown, line, column)
+    bad = _CONTROL.search(text)
+    if bad is not None:
+        line = text.count("\n", 0, bad.start()) + 1
+        column = bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
+        msg = (
+            f"{label} contains the control character 0x{ord(bad.group()):02x} "
+            "(binary content?); save it as plain UTF-8 text"
+        )
         _refuse(msg, shown, line, column)
     return text[1:] if text.startswith(_BOM) else text
 

@@ -124,7 +124,7 @@ def _cli(
             raise argparse.ArgumentTypeError(msg) from None
         problem = number_problem(value, "the value", integer=integer, **bounds)  # type: ignore[arg-type]
         if problem is not None:
-            raise argparse.ArgumentTypeError(problem.removeprefix("the value ") + f" ({text})")
+            raise argparse.ArgumentTypeError(problem.removeprefix("the value "))
         return value
 
     return parse

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import math
 import os
 import re
 import types
@@ -414,6 +415,16 @@ def _expect_type_problem(d: ObservationDef, ex: Expect) -> str | None:
     if not isinstance(ex.value, str):
         return f"{d.name} is a word such as 'cross-su'; got {ex.describe()}"
     return None
+
+
+def _expect_range_problem(d: ObservationDef, ex: Expect) -> str | None:
+    """Whether an expectation can fail and pass at all, given what the observation can be."""
+    low, high = d.value_range
+    why = ex.vacuity(low, high)
+    if why is None:
+        return None
+    span = f"{low:g} or more" if high == math.inf else f"from {low:g} to {high:g}"
+    return f"{d.name} is {span}, so {why}; expect a value inside that range"
 
 
 @dataclass
@@ -1011,7 +1022,7 @@ class _ScenarioChecker(Checker):
             except ScenarioError as err:
                 self.wrap(err, tpath)
             else:
-                problem = _expect_type_problem(d, ex)
+                problem = _expect_type_problem(d, ex) or _expect_range_problem(d, ex)
                 if problem:
                     self.add(problem, tpath)
                 elif len(self.problems) == before:

@@ -144,7 +144,20 @@ def test_malformed_nvidia_smi(text: str, match: str) -> None:
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ("<system><cpu>", r"x.xml:1:0: not well-formed XML"),
+        ("<system><cpu>", r"x.xml:1:14: not well-formed NCCL topology XML \(no element found\)"),
+        ("<system>" + "<pci>" * 5000, r"x.xml:1:\d+: the NCCL topology XML nests elements more "),
+        (
+            '<system><cpu numaid="zero"/></system>',
+            r"x.xml:1:1: <cpu numaid='zero'>: the NUMA id must be a whole number",
+        ),
+        (
+            '<system><cpu><pci class="0x03zz"/></cpu></system>',
+            r"x.xml:1:1: <pci class='0x03zz'>: the PCI class must be a hexadecimal number",
+        ),
+        (
+            "<!DOCTYPE x [<!ENTITY a 'aaaa'>]><system>&a;</system>",
+            r"x.xml:1:\d+: the NCCL topology XML declares a DTD or entities",
+        ),
         ("<topology/>", r"x.xml:1:0: root element is <topology>"),
         ("<system><cpu numaid='0'/></system>", r"x.xml:1:0: no GPU"),
     ],

@@ -327,7 +327,7 @@ def test_sweep_with_a_state_file(tmp_path: Path, capsys: Capsys) -> None:
         (["--elements", "switchs,cables"],
          "error: --elements: unknown category 'switchs'; did you mean 'switches'? (known: "),
         (["--elements", "cabels"], "did you mean 'cables'?"),
-        (["--workers", "0"], "error: --workers 0: give 1 or more"),
+        (["--workers", "0"], "argument --workers: must be >= 1, got 0"),
         (["--depth", "3"], "argument --depth: invalid choice: 3"),
         (["--jobs", "/no/such/jobs.yaml"],
          "error: /no/such/jobs.yaml: cannot read the jobs file: file not found"),

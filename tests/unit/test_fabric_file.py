@@ -206,7 +206,7 @@ def test_storage_links(tmp_path: Path) -> None:
         (
             "{rails: 2, storage_nics: 0}}\n  - {id: n2",
             "{pcie_switches: 0}}\n  - {id: n2",
-            "these node overrides do not make a server",
+            "node parameter 'pcie_switches' must be >= 1, got 0",
             3,
         ),
         ("id: n2,", "id: n1,", "id 'n1' is already used on line 3", 4),
@@ -223,7 +223,7 @@ def test_storage_links(tmp_path: Path) -> None:
             "a switch needs ports:",
             8,
         ),
-        ("rail: 0, ports: 4", "rail: 0, ports: 0", "ports must be a whole number >= 1, got 0", 6),
+        ("rail: 0, ports: 4", "rail: 0, ports: 0", "ports must be >= 1, got 0", 6),
         (
             "{a: n1/nic0, b: leaf-r0",
             "{a: n1/nic9, b: leaf-r0",
@@ -246,7 +246,7 @@ def test_storage_links(tmp_path: Path) -> None:
         (
             "kind: access, gbps: 200}\n  - {a: leaf-r0",
             "kind: access, gbps: fast}\n  - {a: leaf-r0",
-            "gbps must be a number > 0",
+            "gbps (Gb/s per direction) must be a number, not a string 'fast'",
             10,
         ),
         (
@@ -255,7 +255,7 @@ def test_storage_links(tmp_path: Path) -> None:
             "a link needs gbps:",
             10,
         ),
-        ("gbps: 400, count: 2}", "gbps: 400, count: 0}", "count must be a whole number >= 1", 14),
+        ("gbps: 400, count: 2}", "gbps: 400, count: 0}", "count must be >= 1, got 0", 14),
         ("nodes:\n", "nodes: []\nxnodes:\n", "nodes must be a non-empty list", 2),
     ],
 )
