@@ -94,6 +94,7 @@ class Job:
 def resolve_jobs(specs: Sequence[JobSpec], fabric: Fabric) -> tuple[Job, ...]:
     """Resolve job specs; every pattern must match at least one server."""
     jobs: list[Job] = []
+    made_by: list[JobSpec] = []  # per job: the spec it came from (for located errors)
     servers = fabric.servers.tolist()
     names = [fabric.ids[i] for i in servers]
     for spec in specs:
@@ -103,6 +104,7 @@ def resolve_jobs(specs: Sequence[JobSpec], fabric: Fabric) -> tuple[Job, ...]:
             for s in sorted(set(su_of.tolist())):
                 members = tuple(int(i) for i in fabric.servers[su_of == s].tolist())
                 jobs.append(Job(f"su{s:0{width}d}", members, spec.failover))
+                made_by.append(spec)
             continue
         chosen: set[int] = set()
         for pattern in spec.nodes:
@@ -117,13 +119,12 @@ def resolve_jobs(specs: Sequence[JobSpec], fabric: Fabric) -> tuple[Job, ...]:
                 raise spec.error(msg)
             chosen |= hit
         jobs.append(Job(spec.name, tuple(sorted(chosen)), spec.failover))
+        made_by.append(spec)
     seen: set[str] = set()
-    origin = {spec.name: spec for spec in specs if not spec.per_su}
-    for job in jobs:
+    for job, spec in zip(jobs, made_by, strict=True):
         if job.name in seen:
             msg = f"two jobs are named {job.name!r}; job names must be unique"
-            first = origin.get(job.name)
-            raise first.error(msg) if first is not None else ScenarioError(msg)
+            raise spec.error(msg)
         seen.add(job.name)
     return tuple(jobs)
 

@@ -220,7 +220,7 @@ def parse_selector(raw: Any) -> Selector:
             msg = f"'random' takes {{count: N, seed: S}}, got {spec!r}"
             raise ScenarioError(msg)
         count, seed = spec["count"], spec.get("seed", 0)
-        if not isinstance(count, int) or count < 1 or not isinstance(seed, int):
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in (count, seed)) or count < 1:
             msg = f"'random' needs a count >= 1 and an integer seed, got {spec!r}"
             raise ScenarioError(msg)
         kw["random_count"] = count

@@ -593,7 +593,10 @@ def build_network(
             )
             raise _problem(net, nic_by_key[h.nics[-1][0]].line, msg)
         eid = host_eid[hid]
-        _, nics, _ = b.add_server(eid, tmpl, su=su_of_host[hid], node=node_of_host[hid])
+        try:
+            _, nics, _ = b.add_server(eid, tmpl, su=su_of_host[hid], node=node_of_host[hid])
+        except FabricDesignError as err:  # an id used twice, a number past the limits
+            raise _problem(net, nic_by_key[h.nics[0][0]].line if h.nics else 0, f"{err}") from None
         idmap[hid] = eid
         for key, rail in h.nics:
             nic_index[key] = nics[rail]
@@ -609,13 +612,16 @@ def build_network(
     for sw in order:
         r = role[sw.key]
         radix = max(sw.ports, max_port[sw.key])
-        sw_index[sw.key] = b.add(
-            sw_eid[sw.key],
-            ROLE_KIND[r],
-            su=su_of_leaf.get(sw.key, 0) if r == "leaf" else 0,
-            rail=rail_of_leaf.get(sw.key, -1) if r == "leaf" else -1,
-            ports=radix,
-        )
+        try:
+            sw_index[sw.key] = b.add(
+                sw_eid[sw.key],
+                ROLE_KIND[r],
+                su=su_of_leaf.get(sw.key, 0) if r == "leaf" else 0,
+                rail=rail_of_leaf.get(sw.key, -1) if r == "leaf" else -1,
+                ports=radix,
+            )
+        except FabricDesignError as err:  # a radix or an id past the limits
+            raise _problem(net, sw.line, f"{err}") from None
         idmap[sw.key] = sw_eid[sw.key]
 
     # Cables: access first, then up the tiers.

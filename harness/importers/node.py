@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from harness.errors import FabricDesignError
 from harness.errors import Problem
 from harness.errors import ScenarioError
 from harness.fabric.builder import FabricBuilder
@@ -121,7 +122,11 @@ class NodeTopology:
             # the per-GPU bandwidth (not the per-pair limits)
             changes["nvswitches"] = 1
             changes["nvlink_lanes"] = (lanes,)
-        return tmpl.with_overrides(**changes)
+        try:
+            return tmpl.with_overrides(**changes)
+        except FabricDesignError as err:  # e.g. more NVLink lanes than a link can have
+            msg = f"this server cannot be modelled: {err}"
+            raise ScenarioError(Problem(msg, path=self.source)) from None
 
     def device_map(self, prefix: str) -> dict[str, str]:
         """Template part id (under server ``prefix``) -> real device name."""

@@ -51,7 +51,7 @@ steps:
       all_gpus_connected: true
       jobs_lost: 0
       min_job_busbw_ratio: ">= 0.01"
-      job_busbw_ratio: {job: big, is: "0..1"}
+      job_busbw_ratio: {job: big, is: "0.5..1"}
       rails_connected: [0, 1, 2, 3]
       path_class: {between: [su01/node01/gpu0, su02/node01/gpu0], pxn: true, is: cross-su}
       checkpoint_background_s: "< 100000"

@@ -43,7 +43,7 @@ CASES: dict[str, tuple[str, str]] = {
     "nodes-per-su-1e9": (
         "fabric: {preset: seed-a800, params: {nodes_per_su: 1000000000}}\n"
         "steps:\n  - expect: {jobs_lost: 0}\n",
-        "needs 1000000020 ports but the switch has 40",
+        "parameter 'nodes_per_su' must be at most 100,000 (MAX_SERVERS)",
     ),
     "between-a-non-gpu": (
         SEED + "steps:\n  - expect:\n      path_class: {between: [su01/node01/gpu0, "
