@@ -731,6 +731,7 @@ VALUE_RANGES: dict[str, tuple[float, float]] = {
     "nvlink_gbs_per_gpu": _AMOUNT,
     "node_nic_gbs": _AMOUNT,
     "storage_gbps": _AMOUNT,
+    "link_gbps": _AMOUNT,
     "checkpoint_sync_stall_s": _AMOUNT,
     "checkpoint_async_stall_s": _AMOUNT,
     "checkpoint_background_s": _AMOUNT,

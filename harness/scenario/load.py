@@ -323,8 +323,8 @@ def param_problem(key: str, value: Any, hint: Any, what: str) -> str | None:
     if not matches_type(value, hint):
         return f"parameter {key!r} of {what} must be {describe_type(hint)}, got {value!r}"
     numbers = value if isinstance(value, list) else [value]
-    if any(_is_number(v) and not v > 0 for v in numbers):
-        return f"parameter {key!r} of {what} must be > 0, got {value!r}"
+    if any(_is_number(v) and not 0 < v < math.inf for v in numbers):
+        return f"parameter {key!r} of {what} must be a finite number > 0, got {value!r}"
     return None
 
 
@@ -732,9 +732,10 @@ class _ScenarioChecker(Checker):
                 key=True,
             )
             ok = False
-        elif not (_is_number(size) and size > 0):
+        elif not (_is_number(size) and 0 < size < math.inf):
             self.add(
-                f"checkpoint size_gb must be a number > 0 (GB), got {size!r}", (*path, "size_gb")
+                f"checkpoint size_gb must be a finite number > 0 (GB), got {size!r}",
+                (*path, "size_gb"),
             )
             ok = False
         sharded = body.get("sharded", True)
@@ -742,9 +743,9 @@ class _ScenarioChecker(Checker):
             self.add(f"checkpoint sharded is true or false, got {sharded!r}", (*path, "sharded"))
             ok = False
         interval: Any = body.get("interval_s")
-        if interval is not None and not (_is_number(interval) and interval > 0):
+        if interval is not None and not (_is_number(interval) and 0 < interval < math.inf):
             self.add(
-                f"checkpoint interval_s must be a number of seconds > 0, got {interval!r}",
+                f"checkpoint interval_s must be a finite number of seconds > 0, got {interval!r}",
                 (*path, "interval_s"),
             )
             ok = False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 from importlib.metadata import entry_points
@@ -115,3 +116,25 @@ def test_a_bad_range_in_a_collected_scenario_is_a_pytest_error_not_a_traceback(
     assert "bad.yaml:7:25" in out
     assert "range 'e..e'" in out
     assert "ValueError" not in out
+
+
+@pytest.mark.parametrize(
+    ("checkpoint", "message"),
+    [
+        ("{size_gb: .inf}", "checkpoint size_gb must be a finite number > 0 (GB), got inf"),
+        ("{size_gb: .nan}", "checkpoint size_gb must be a finite number > 0 (GB), got nan"),
+        ("{size_gb: 10, interval_s: .inf}", "interval_s must be a finite number of seconds > 0"),
+    ],
+)
+def test_non_finite_checkpoint_sizes_and_intervals(checkpoint: str, message: str) -> None:
+    text = SCENARIO.replace("{size_gb: 100, sharded: true, interval_s: 600}", checkpoint)
+    with pytest.raises(ScenarioError, match=re.escape(message)):
+        load_text(text.replace("EXPECT", "checkpoint_sync_stall_s: '< 60'"))
+
+
+def test_non_finite_generator_parameters() -> None:
+    text = SCENARIO.replace(
+        "{preset: seed-a800}", "{preset: seed-a800, params: {uplink_gbps: .inf}}"
+    )
+    with pytest.raises(ScenarioError, match=r"3:\d+: .*must be a finite number > 0, got inf"):
+        load_text(text.replace("EXPECT", "jobs_lost: 0"))

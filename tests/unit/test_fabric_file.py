@@ -373,7 +373,12 @@ def test_preset_form(tmp_path: Path) -> None:
         ),
         ("name: lab\n", "name: lab\nnodes: []\n", "'nodes' belongs to explicit fabric files", 2),
         ("params:\n", "params: 3\nx:\n", "params must be a mapping", 3),
-        ("  sus: 2\n", "  sus: 0\n", "parameter 'sus' of generator two-tier must be > 0, got 0", 4),
+        (
+            "  sus: 2\n",
+            "  sus: 0\n",
+            "parameter 'sus' of generator two-tier must be a finite number > 0, got 0",
+            4,
+        ),
     ],
 )
 def test_generator_mistakes_are_located(
