@@ -10,7 +10,7 @@ which keeps one contract:
 * a file larger than the stated limit (:data:`MAX_YAML_BYTES` for YAML inputs,
   :data:`MAX_DUMP_BYTES` for topology dumps) is refused before it is read;
 * the text must be UTF-8 without NUL bytes or other control characters (tab,
-  newline, carriage return, form feed and escape are fine); a bad byte is
+  newline, carriage return and escape are fine); a bad byte is
   reported with its 1-based line and column (a UTF-8 byte-order mark is
   accepted and dropped).
 
@@ -48,9 +48,9 @@ MAX_DUMP_BYTES = 256 * 1024 * 1024
 """Largest topology dump read (256 MiB: an ``ibnetdiscover`` of ~1 million ports)."""
 
 _BOM = "\ufeff"
-# C0 controls but tab, newline, vertical tab, form feed, carriage return and escape
-# (terminal colours, as in ``nvidia-smi topo -m``), and DEL: text never holds them.
-_CONTROL = re.compile("[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+# C0 controls but tab, newline, carriage return and escape (terminal colours, as in
+# ``nvidia-smi topo -m``), and DEL: the text inputs never hold them.
+_CONTROL = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
 
 
 def display_path(path: Path | str) -> str:

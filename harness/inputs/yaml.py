@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+import yaml.reader
 from yaml.constructor import SafeConstructor
 
 from harness.errors import Problem
@@ -263,7 +264,13 @@ def read_yaml(text: str, path: str) -> YamlDoc:
     tags) are collected in :attr:`YamlDoc.problems` for the caller to report
     with its own.
     """
-    loader = _BoundedLoader(text)
+    try:
+        loader = _BoundedLoader(text)
+    except yaml.reader.ReaderError as err:  # a character YAML does not allow
+        line = text.count("\n", 0, err.position) + 1
+        column = err.position - (text.rfind("\n", 0, err.position) + 1) + 1
+        msg = f"YAML cannot hold the character U+{err.character:04X}; remove it"
+        raise ScenarioError(Problem(msg, path, line, column)) from None
     try:
         node = loader.get_single_node()
     except yaml.MarkedYAMLError as err:

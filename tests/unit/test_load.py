@@ -354,7 +354,11 @@ def test_restore_follows_the_faults_that_are_applied(tmp_path: Path) -> None:
         ),
         ("params: {sus: 2}", "params: {suss: 2}", "did you mean 'sus'?"),
         ("params: {sus: 2}", "params: [2]", "params must be a mapping"),
-        ("params: {sus: 2}", "params: {sus: 0}", "parameter 'sus' of preset seed-a800 must be > 0"),
+        (
+            "params: {sus: 2}",
+            "params: {sus: 0}",
+            "parameter 'sus' of preset seed-a800 must be a finite number > 0",
+        ),
         (
             "jobs_lost: 0\n",
             "jobs_lost: 0\n      elements_down: {kind: spin, is: 0}\n",
