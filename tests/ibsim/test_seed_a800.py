@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ibsim_helpers import gone
+from ibsim_helpers import needs_ib
 
-from conftest import gone
-from conftest import needs_ib
 from harness.backends.ibsim import Simulation
 from harness.backends.ibsim import faults
 from harness.fabric import preset

@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
+from ibsim_helpers import gone
+from ibsim_helpers import needs_ib
+from ibsim_helpers import small_fabric
 
-from conftest import gone
-from conftest import needs_ib
-from conftest import small_fabric
 from harness.backends.ibsim import Simulation
 from harness.backends.ibsim import faults
 from harness.backends.ibsim.sim import ROUTING_ENGINES
@@ -155,7 +155,7 @@ _CHILD = textwrap.dedent(
     import sys, time
     from pathlib import Path
     sys.path.insert(0, {tests!r})
-    from conftest import small_fabric
+    from ibsim_helpers import small_fabric
     from harness.backends.ibsim import Simulation
     with Simulation(small_fabric(), root=Path({root!r})) as sim:
         print(sim.ibsim.pid, sim.ibsim.start_ticks, sim.opensm.pid, sim.opensm.start_ticks,
