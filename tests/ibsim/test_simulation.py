@@ -22,6 +22,7 @@ from ibsim_helpers import small_fabric
 from harness.backends.ibsim import Simulation
 from harness.backends.ibsim import faults
 from harness.backends.ibsim.sim import ROUTING_ENGINES
+from harness.errors import BackendError
 from harness.errors import ScenarioError
 from harness.fault_text import resolve_faults
 from harness.ledger import clean
@@ -97,10 +98,11 @@ def test_both_spines_killed_leaves_only_the_sms_own_leaf(state_root: Path) -> No
             (fault,) = resolve_faults(f, text, "test")
             faults.inject(sim, fault)
         routes = sim.routes()
-        # the subnet splits into its 8 leaves; OpenSM runs on the first HCA and sees (and
-        # routes) only su01/leaf-r0's island: its 4 HCAs, 4*3 pairs.  The other islands
+        # the subnet splits into its 8 leaves; OpenSM runs on the last HCA and sees (and
+        # routes) only su02/leaf-r3's island: its 4 HCAs, 4*3 pairs.  The other islands
         # have no SM at all, so nothing there is routed (nor readable).
-        assert routes.wiring.switches == {"su01/leaf-r0"}
+        assert sim.sm_host == "su02/node04/nic3"
+        assert routes.wiring.switches == {"su02/leaf-r3"}
         assert routes.pairs(f) == (12, 224)
 
 
@@ -126,6 +128,16 @@ def test_drain_routes_around_before_the_last_cable_goes(state_root: Path) -> Non
         routes = sim.routes()
         assert routes.pairs(f) == (224, 224)
         assert routes.balance("su02/leaf-r3") == {6: 28}
+
+
+def test_a_fault_that_cuts_the_sm_off_is_refused(state_root: Path) -> None:
+    f = small_fabric()
+    with Simulation(f, root=state_root) as sim:
+        for text in ("kill su02/leaf-r3", "optic su02/leaf-r3:4", "kill su02/node04/nic3"):
+            (fault,) = resolve_faults(f, text, "test")
+            with pytest.raises(BackendError, match="the HCA OpenSM runs on"):
+                faults.inject(sim, fault)
+        assert sim.routes().pairs(f) == (224, 224)  # nothing was touched
 
 
 def test_degrade_is_not_supported_on_ibsim(state_root: Path) -> None:

@@ -6,13 +6,26 @@
 ``tables``   ``dump_lfts`` and ``ibnetdiscover`` output read into routing tables and wiring
 ``walk``     the LFTs walked hop by hop: which HCA pairs have a route, paths, balance
 ``sim``      :class:`Simulation`: start, fault through ibsim's console, re-sweep, measure
+``faults``   kill, drain, cut, optic through the console, each verified by ibnetdiscover
+``backend``  :class:`IbsimBackend`, the protocol's ``ibsim`` backend
 """
 
 from __future__ import annotations
 
+from harness.backends.ibsim.backend import IbsimBackend
+from harness.backends.ibsim.backend import create
+from harness.backends.ibsim.backend import unavailable
 from harness.backends.ibsim.limits import IBSIM_LIMITS
 from harness.backends.ibsim.limits import IbsimLimits
 from harness.backends.ibsim.limits import check_fits
 from harness.backends.ibsim.sim import Simulation
 
-__all__ = ["IBSIM_LIMITS", "IbsimLimits", "Simulation", "check_fits"]
+__all__ = [
+    "IBSIM_LIMITS",
+    "IbsimBackend",
+    "IbsimLimits",
+    "Simulation",
+    "check_fits",
+    "create",
+    "unavailable",
+]

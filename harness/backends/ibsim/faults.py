@@ -103,9 +103,32 @@ def _check(sim: Simulation, ports: list[CablePort], *, linked: bool, what: str) 
         raise BackendError(msg)
 
 
+def _spare_the_sm(sim: Simulation, fault: AppliedFault, ports: list[CablePort]) -> None:
+    f = sim.fabric
+    host = f.index[sim.sm_host]
+    (link,) = [int(li) for li in f.links_at(host).tolist() if _is_cable(sim, int(li))]
+    sm_ends = set(cable_ends(f, link))
+    leaf = next(e.node for e in sm_ends if e.node != sim.sm_host)
+    if sm_ends & set(ports) or any(f.ids[e] == leaf for e in fault.elements):
+        msg = (
+            f"{fault.describe(f)} would cut off {sim.sm_host}, the HCA OpenSM runs on: ibsim "
+            "runs a single subnet manager (no standby); choose another target"
+        )
+        raise BackendError(msg)
+
+
+def _is_cable(sim: Simulation, link: int) -> bool:
+    try:
+        cable_ends(sim.fabric, link)
+    except ValueError:
+        return False
+    return True
+
+
 def inject(sim: Simulation, fault: AppliedFault) -> FaultEffect:
     """Take the fault's ports down, verify it, and wait for OpenSM to route around it."""
     ports = ports_of(sim, fault)
+    _spare_the_sm(sim, fault, ports)
     if not ports:
         msg = f"{fault.describe(sim.fabric)}: no cable of it exists on ibsim"
         raise BackendError(msg)

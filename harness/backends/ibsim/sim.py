@@ -108,6 +108,16 @@ class Simulation:
         self.opensm: Owned | None = None
         self.timings = Timings()
 
+    @property
+    def sm_host(self) -> str:
+        """The rail NIC whose HCA OpenSM runs on: the last server's last rail.
+
+        ibsim runs one SM; a fault that cuts this HCA off (its cable, its leaf)
+        is refused by :func:`~harness.backends.ibsim.faults.inject` rather than
+        measured as a fabric without a subnet manager.
+        """
+        return self.fabric.ids[max(self.names.hcas)]
+
     # -- life cycle -----------------------------------------------------------------
     @property
     def sockname(self) -> str:
@@ -143,6 +153,7 @@ class Simulation:
         self.timings.phases["ibsim ready"] = time.monotonic() - t0
         t1 = time.monotonic()
         env = sim_env(self.sockname, preload=True)
+        env["SIM_HOST"] = self.sm_host  # the HCA OpenSM runs on (ibsim node id)
         env["OSM_TMP_DIR"] = str(self.dir)
         env["OSM_CACHE_DIR"] = str(self.dir)
         self.opensm = start_owned(
@@ -250,7 +261,9 @@ class Simulation:
     # -- reading the fabric -----------------------------------------------------------
     def _tool(self, *argv: str) -> str:
         assert self.dir is not None
-        return run_tool(list(argv), cwd=self.dir, env=sim_env(self.sockname, preload=True))
+        env = sim_env(self.sockname, preload=True)
+        env["SIM_HOST"] = self.sm_host  # read the fabric from where the SM sees it
+        return run_tool(list(argv), cwd=self.dir, env=env)
 
     def lfts(self) -> Lfts:
         t0 = time.monotonic()

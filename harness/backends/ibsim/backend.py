@@ -1,0 +1,175 @@
+"""The ``ibsim`` backend behind the protocol: measurements read from the real SM's tables.
+
+``apply`` starts ibsim on the fabric and OpenSM on it (:class:`Simulation`),
+``inject``/``revert`` go through ibsim's console (:mod:`.faults`), ``settle``
+reports how long OpenSM took to route after the last change, and ``measure``
+answers from every switch's LFT walked hop by hop:
+
+* probes -- a NIC pair is reachable when the tables route both directions;
+* paths -- the switches the tables send a packet through, leaf to leaf;
+* links -- a cable is up when ``ibnetdiscover`` finds both its ends linked.
+
+Flows and jobs need traffic, which ibsim does not carry: they are not in the
+capabilities, so the runner never asks.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+
+from harness.backends.ibsim import faults
+from harness.backends.ibsim.faults import FaultEffect
+from harness.backends.ibsim.net import cable_ends
+from harness.backends.ibsim.procs import UMAD2SIM
+from harness.backends.ibsim.sim import Simulation
+from harness.backends.ibsim.walk import Routes
+from harness.backends.protocol import Capabilities
+from harness.errors import BackendError
+from harness.fabric.model import COMPUTE_CABLE_KINDS
+from harness.fabric.model import COMPUTE_SWITCH_KINDS
+from harness.fabric.model import Fabric
+from harness.fabric.model import Kind
+from harness.faults import AppliedFault
+from harness.jobs import Job
+from harness.ledger import state_root
+from harness.measurement import LinkState
+from harness.measurement import Measurements
+from harness.measurement import MeasurePlan
+from harness.measurement import Probe
+from harness.measurement import TracedPath
+
+TOOLS = ("ibsim", "opensm", "dump_lfts", "ibnetdiscover")
+INSTALL = "apt-get install -y ibsim-utils opensm infiniband-diags"
+
+
+def unavailable() -> str | None:
+    """Why ibsim cannot run here (missing tools, or the ledger root is not writable)."""
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if missing or not Path(UMAD2SIM).exists():
+        return f"needs {', '.join(missing) or UMAD2SIM} ({INSTALL})"
+    root = state_root()
+    probe = root if root.exists() else root.parent
+    if not os.access(probe, os.W_OK):
+        return f"cannot write the run ledger under {root} (run as root or set HARNESS_STATE_DIR)"
+    return None
+
+
+class IbsimBackend:
+    """A fabric in ibsim, routed by OpenSM (``routing``: ftree, updn, minhop or dor)."""
+
+    name = "ibsim"
+    capabilities = Capabilities(
+        frozenset({"kill", "drain", "cut", "optic"}),
+        frozenset(k.label for k in (*COMPUTE_SWITCH_KINDS, Kind.NIC)),
+        frozenset(k.label for k in COMPUTE_CABLE_KINDS),
+        frozenset({"probes", "paths", "links"}),
+    )
+
+    def __init__(self, routing: str = "ftree", root: Path | None = None) -> None:
+        self.routing = routing
+        self._root = root
+        self.sim: Simulation | None = None
+        self._effects: list[FaultEffect] = []
+        self._settle_s = 0.0
+        self._routes: Routes | None = None
+
+    def apply(self, fabric: Fabric, jobs: Sequence[Job] = ()) -> None:
+        if self.sim is not None and self.sim.fabric is fabric:
+            return
+        self.close()
+        sim = Simulation(fabric, routing=self.routing, root=self._root)
+        sim.start()
+        self.sim = sim
+        self._settle_s = sim.timings.phases["SUBNET UP"]
+
+    def _sim(self) -> Simulation:
+        if self.sim is None:
+            msg = "ibsim backend: apply(fabric) first"
+            raise BackendError(msg)
+        return self.sim
+
+    def inject(self, fault: AppliedFault) -> None:
+        effect = faults.inject(self._sim(), fault)
+        self._effects.append(effect)
+        self._settle_s = effect.rerouted_s
+        self._routes = None
+
+    def revert(self, fault: AppliedFault) -> None:
+        for k in range(len(self._effects) - 1, -1, -1):
+            if self._effects[k].fault == fault:
+                self._settle_s = faults.revert(self._sim(), self._effects.pop(k))
+                self._routes = None
+                return
+        msg = f"ibsim backend: {fault.describe(self._sim().fabric)} was not injected"
+        raise BackendError(msg)
+
+    def settle(self, timeout: float) -> float:
+        """Seconds OpenSM took to route after the last change (waited for in inject)."""
+        self._sim()
+        return self._settle_s
+
+    def routes(self) -> Routes:
+        if self._routes is None:
+            self._routes = self._sim().routes()
+        return self._routes
+
+    def measure(self, plan: MeasurePlan) -> Measurements:
+        sim = self._sim()
+        f = sim.fabric
+        routes = self.routes()
+        probes = tuple(
+            Probe(
+                a,
+                b,
+                routes.routed(f.index[a], f.index[b]) and routes.routed(f.index[b], f.index[a]),
+            )
+            for a, b in plan.probes
+        )
+        paths = []
+        for a, b in plan.paths:
+            hops = routes.path(f.index[a], f.index[b])
+            paths.append(TracedPath(a, b, tuple(hops or ()), complete=hops is not None))
+        links = []
+        for link_id in plan.links:
+            li = f.link_index[link_id]
+            end, _ = cable_ends(f, li)
+            desc = sim.names.desc_of[f.index[end.node]]
+            up = routes.wiring.linked(desc, end.port)
+            links.append(LinkState(link_id, up, float(f.link_capacity[li]) if up else 0.0))
+        return Measurements(
+            self.name, probes, tuple(paths), links=tuple(links), settle_s=self._settle_s
+        )
+
+    def close(self) -> None:
+        if self.sim is not None:
+            self.sim.close()
+        self.sim = None
+        self._effects.clear()
+        self._routes = None
+
+    def __enter__(self) -> IbsimBackend:
+        from harness.backends.netns.session import cleanup_on_signals
+
+        self._signals = cleanup_on_signals()
+        self._signals.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            self.close()
+        finally:
+            self._signals.__exit__(exc_type, exc, tb)
+
+
+def create() -> IbsimBackend:
+    """A new ibsim backend (the registry's factory)."""
+    return IbsimBackend()
