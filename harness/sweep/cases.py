@@ -39,12 +39,15 @@ def single_failures(fabric: Fabric, categories: Sequence[str]) -> list[Failure]:
     out: list[Failure] = []
     f = fabric
 
+    ids = f.ids
+
     def elements(*kinds: Kind) -> None:
         idx = np.flatnonzero(np.isin(f.kind, [int(k) for k in kinds]))
-        out.extend(Failure("element", int(i)) for i in idx.tolist())
+        out.extend(Failure("element", i, ids[i]) for i in idx.tolist())
 
     def links(*kinds: LinkKind) -> None:
-        out.extend(Failure("link", int(i)) for i in f.links_of_kind(*kinds).tolist())
+        idx = f.links_of_kind(*kinds).tolist()
+        out.extend(Failure("link", i, lid) for i, lid in zip(idx, cable_ids(f, idx), strict=True))
 
     for cat in categories:
         if cat == "switches":
@@ -58,18 +61,36 @@ def single_failures(fabric: Fabric, categories: Sequence[str]) -> list[Failure]:
         elif cat == "optics":
             for i in f.links_of_kind(LinkKind.ACCESS, LinkKind.LEAF_SPINE,
                                      LinkKind.SPINE_CORE).tolist():  # fmt: skip
-                out.append(Failure("optic", int(i), f.port_id(i, 0)))
-                out.append(Failure("optic", int(i), f.port_id(i, 1)))
+                out.append(Failure("optic", i, f.port_id(i, 0)))
+                out.append(Failure("optic", i, f.port_id(i, 1)))
         elif cat == "storage":
             elements(Kind.STORAGE_SWITCH, Kind.STORAGE_NIC)
             links(LinkKind.STORAGE)
     return out
 
 
+def cable_ids(fabric: Fabric, links: Sequence[int]) -> list[str]:
+    """The ids of these cables (``A:PORT--B:PORT``), without building every link id."""
+    f = fabric
+    if not links:
+        return []
+    if "link_ids" in vars(f):  # already built (a cached property): reuse it
+        return [f.link_ids[i] for i in links]
+    at = np.asarray(links)
+    ids = f.ids
+    return [
+        f"{ids[a]}:{pa}--{ids[b]}:{pb}"
+        for a, pa, b, pb in zip(
+            f.link_a[at].tolist(), f.link_a_port[at].tolist(),
+            f.link_b[at].tolist(), f.link_b_port[at].tolist(), strict=True,
+        )
+    ]  # fmt: skip
+
+
 def switch_pairs(fabric: Fabric) -> Iterator[tuple[Failure, Failure]]:
     """Every pair of compute switch failures."""
     sw = np.flatnonzero(np.isin(fabric.kind, [int(Kind.LEAF), int(Kind.SPINE), int(Kind.CORE)]))
-    items = [Failure("element", int(i)) for i in sw.tolist()]
+    items = [Failure("element", i, fabric.ids[i]) for i in sw.tolist()]
     return itertools.combinations(items, 2)
 
 

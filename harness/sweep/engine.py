@@ -37,6 +37,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from harness.analysis import Analysis
+from harness.errors import ScenarioError
 from harness.fabric.model import COMPUTE_SWITCH_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
@@ -54,18 +55,56 @@ COMPUTE_CABLES = (LinkKind.ACCESS, LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE)
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """One failed thing of a case: an element (kill) or a link (cut/optic)."""
+    """One failed thing of a case, named by its id.
+
+    ``kind``: ``"element"`` (killed: a switch, server, NIC...), ``"link"`` (a cut
+    cable) or ``"optic"`` (one end of a cable).  ``id``: the element id, the cable
+    id, or for an optic the port id (``ELEMENT:PORT``), as scenario files write
+    them.  ``index`` is the position in the fabric's arrays (the element; for
+    links and optics the cable) that the evaluator works with.
+
+    >>> from harness.fabric import preset
+    >>> f = preset("seed-a800")
+    >>> Failure.of(f, "spine-05")
+    Failure(kind='element', id='spine-05')
+    >>> Failure.of(f, "su01/leaf-r0:21").describe()
+    'optic su01/leaf-r0:21'
+    """
 
     kind: str  # "element" | "link" | "optic"
-    index: int  # element index, link index (optic: the cable's index)
-    port: str = ""  # optic: the port id
+    index: int = field(repr=False)  # element index; link and optic: the cable's index
+    id: str  # element id, cable id, or port id (optic)
 
-    def label(self, fabric: Fabric) -> str:
-        if self.kind == "element":
-            return fabric.ids[self.index]
-        if self.kind == "optic":
-            return f"optic {self.port}"
-        return fabric.link_ids[self.index]
+    @classmethod
+    def of(cls, fabric: Fabric, target: str) -> Failure:
+        """The failure of ``target``: an element id (killed), a cable id (cut) or a
+        port id ``ELEMENT:PORT`` (its optic)."""
+        if target in fabric.index:
+            return cls("element", fabric.index[target], target)
+        if target in fabric.port_index:
+            return cls("optic", fabric.port_index[target][0], target)
+        if target in fabric.link_index:
+            return cls("link", fabric.link_index[target], target)
+        msg = f"{target!r} is not an element, cable or port id of fabric {fabric.name!r}"
+        raise ScenarioError(msg)
+
+    @property
+    def port(self) -> str:
+        """The port id of an optic failure ("" otherwise)."""
+        return self.id if self.kind == "optic" else ""
+
+    @property
+    def fault(self) -> str:
+        """The scenario-file fault kind: ``kill``, ``cut`` or ``optic``."""
+        return {"element": "kill", "link": "cut"}.get(self.kind, self.kind)
+
+    def describe(self) -> str:
+        """``kill spine-05``, ``cut CABLE``, ``optic PORT``."""
+        return f"{self.fault} {self.id}"
+
+    def label(self, fabric: Fabric | None = None) -> str:
+        """The id (``optic PORT`` for an optic), as sweep tables show it."""
+        return f"optic {self.id}" if self.kind == "optic" else self.id
 
     def category(self, fabric: Fabric) -> str:
         if self.kind == "element":
@@ -75,14 +114,12 @@ class Failure:
 
     def to_fault(self, fabric: Fabric) -> AppliedFault:
         if self.kind == "element":
-            sel = Selector(ids=(fabric.ids[self.index],))
+            sel = Selector(ids=(self.id,))
             return AppliedFault(Fault(FaultKind.KILL, sel), (self.index,), (), ())
         if self.kind == "optic":
-            sel = Selector(ids=(self.port,))
-            return AppliedFault(
-                Fault(FaultKind.OPTIC, sel), (), (self.index,), (0.0,), (self.port,)
-            )
-        sel = Selector(ids=(fabric.link_ids[self.index],))
+            sel = Selector(ids=(self.id,))
+            return AppliedFault(Fault(FaultKind.OPTIC, sel), (), (self.index,), (0.0,), (self.id,))
+        sel = Selector(ids=(self.id,))
         return AppliedFault(Fault(FaultKind.CUT, sel), (), (self.index,), (0.0,))
 
 
@@ -101,8 +138,13 @@ class CaseResult:
     bisection_ratio: float | None = None
     reasons: tuple[str, ...] = field(default=())
 
-    def label(self, fabric: Fabric) -> str:
-        return " + ".join(f.label(fabric) for f in self.failures)
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The ids of what failed in this case (element, cable or port ids)."""
+        return tuple(f.id for f in self.failures)
+
+    def label(self, fabric: Fabric | None = None) -> str:
+        return " + ".join(f.label() for f in self.failures)
 
     def category(self, fabric: Fabric) -> str:
         return " + ".join(f.category(fabric) for f in self.failures)

@@ -25,7 +25,8 @@ COLUMNS = (
 def row(result: SweepResult, c: CaseResult) -> dict[str, Any]:
     f = result.fabric
     return {
-        "case": c.label(f),
+        "case": c.label(),
+        "failures": [{"fault": x.fault, "id": x.id} for x in c.failures],
         "category": c.category(f),
         "gpu_pairs_disconnected": c.pairs_disconnected,
         "gpu_pairs_disconnected_no_pxn": c.pairs_disconnected_direct,
@@ -67,6 +68,7 @@ def write_csv(result: SweepResult, path: Path) -> None:
         w.writeheader()
         for c in result.ranked():
             r = row(result, c)
+            del r["failures"]  # the structured form of "case" (ids), for JSON
             r["jobs_lost"] = " ".join(r["jobs_lost"])
             r["reasons"] = " | ".join(r["reasons"])
             w.writerow(r)

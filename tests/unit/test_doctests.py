@@ -14,6 +14,7 @@ MODULES = (
     "harness.scenario.prepare",
     "harness.reporting.progress",
     "harness.pytest_plugin",
+    "harness.sweep.engine",
 )
 
 

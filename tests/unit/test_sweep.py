@@ -43,6 +43,7 @@ from harness.sweep import SweepSpec
 from harness.sweep import parse_categories
 from harness.sweep import run_sweep
 from harness.sweep import sweep
+from harness.sweep.cases import cable_ids
 from harness.sweep.cases import single_failures
 from harness.sweep.report import plot
 from harness.sweep.report import row
@@ -266,7 +267,7 @@ def test_bisection_fast_equals_exact(name: str) -> None:
 def test_bulk_nic_case_carries_the_bisection_ratio() -> None:
     f = small("two-tier-2-spines")
     ev = evaluator(f, (PER_SU,), bisection=True)
-    (case,) = ev.evaluate_singles([Failure("element", f.index["su01/node01/nic0"])])
+    (case,) = ev.evaluate_singles([Failure.of(f, "su01/node01/nic0")])
     # SU 1 has 8 NIC ports of 200 Gb/s; without one, 7/8 of its side of the bisection
     assert case.bisection_ratio == pytest.approx(0.875)
 
@@ -314,13 +315,7 @@ def test_overlapping_pairs_fast_equals_exact(name: str, jobs: str) -> None:
 
 
 def _failure(f: Fabric, label: str) -> Failure:
-    if label.startswith("optic "):
-        port = label.removeprefix("optic ")
-        link, _ = f.port_index[port]
-        return Failure("optic", link, port)
-    if label in f.index:
-        return Failure("element", f.index[label])
-    return Failure("link", f.link_index[label])
+    return Failure.of(f, label.removeprefix("optic "))
 
 
 @pytest.mark.parametrize(
@@ -375,7 +370,7 @@ def test_two_spine_fabric_spine_pair_disconnects() -> None:
 def test_a_single_spine_is_an_articulation_point() -> None:
     f = small("two-tier-1-spine")
     ev = evaluator(f, (PER_SU,))
-    case = ev.evaluate([Failure("element", f.index["spine-01"])])
+    case = ev.evaluate([Failure.of(f, "spine-01")])
     assert case.exact
     assert case.pairs_disconnected == 16 * 16
     assert case.jobs_lost == ()  # per-SU jobs stay under their own leaves
@@ -530,3 +525,40 @@ def test_plot_writes_a_png(tmp_path: Path) -> None:
     data = path.read_bytes()
     assert data[:8] == PNG_MAGIC
     assert len(data) > 10_000
+
+
+def test_results_name_what_failed_by_id() -> None:
+    """The public result carries ids (as scenario files write them), not array indices."""
+    f = preset("seed-a800")
+    r = sweep(f, elements=["switches", "cables", "optics"])
+    ids = {x.id for c in r.cases for x in c.failures}
+    assert {"spine-05", "su01/leaf-r0", "su01/node01/nic0:1--su01/leaf-r0:1"} <= ids
+    assert "su01/leaf-r0:1" in ids  # an optic, by its port id
+    worst = r.ranked()[0]
+    assert worst.ids == tuple(x.id for x in worst.failures)
+    assert all(i in f.index or i in f.link_index or i in f.port_index for i in ids)
+    assert "index" not in repr(worst.failures[0])
+    doc = to_json(r)
+    row = next(x for x in doc["rows"] if x["case"] == "spine-05")
+    assert row["failures"] == [{"fault": "kill", "id": "spine-05"}]
+    optic = next(x for x in doc["rows"] if x["case"] == "optic su01/leaf-r0:1")
+    assert optic["failures"] == [{"fault": "optic", "id": "su01/leaf-r0:1"}]
+
+
+def test_failure_of_an_id_round_trips() -> None:
+    f = preset("seed-a800")
+    for target in ("spine-05", "su01/node01/nic0:1--su01/leaf-r0:1", "su01/leaf-r0:1"):
+        x = Failure.of(f, target)
+        assert x.id == target
+        assert x.to_fault(f).fault.target.ids == (target,)
+    assert Failure.of(f, "su01/leaf-r0:1").fault == "optic"
+    with pytest.raises(ScenarioError, match="'spine-99' is not an element, cable or port id"):
+        Failure.of(f, "spine-99")
+
+
+def test_cable_ids_match_the_fabric_link_ids() -> None:
+    f = two_tier(sus=2, nodes_per_su=2, spines=2, leaf_radix=8, node_overrides={"rails": 2})
+    cables = f.links_of_kind(LinkKind.ACCESS, LinkKind.LEAF_SPINE).tolist()
+    assert "link_ids" not in vars(f)
+    computed = cable_ids(f, cables)  # formatted from the arrays
+    assert computed == [f.link_ids[i] for i in cables] == cable_ids(f, cables)  # and cached
