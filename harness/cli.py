@@ -143,6 +143,19 @@ def _note(message: str) -> None:
     print(f"note: {message}", file=sys.stderr)
 
 
+def _add_report(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--report",
+        type=Path,
+        metavar="DIR",
+        help="also write an HTML report (index.html, figures, drawings) to DIR",
+    )
+
+
+def _wrote_report(page: Path) -> None:
+    _note(f"wrote the HTML report {page}")
+
+
 Loaded = tuple[list[Path], list[Scenario], list[tuple[Path, ScenarioError]]]
 
 
@@ -531,6 +544,7 @@ def _configure_risk(p: argparse.ArgumentParser) -> None:
         help="what the N+1 margin fails (default switches,cables,optics,nics)",
     )
     p.add_argument("--json", action="store_true", help="print a JSON report")
+    _add_report(p)
 
 
 def _state_faults(fabric: Fabric, value: str | None) -> tuple[list[Fault], list[str]]:
@@ -578,6 +592,10 @@ def _cmd_risk(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(risk_json(report), indent=2) + "\n")
     else:
         print_risk(_stdout(), report)
+    if args.report is not None:
+        from harness.reporting.html import write_risk_report
+
+        _wrote_report(write_risk_report(report, jobs, args.report))
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
@@ -624,7 +642,7 @@ def _configure_sweep(p: argparse.ArgumentParser) -> None:
         "--plot",
         type=cli_args.plot_file,
         metavar="FILE.png",
-        help="write an SU x rail heatmap and a bandwidth histogram",
+        help="write a PNG of the impact of single failures by category (and of pairs at depth 2)",
     )
     p.add_argument(
         "--workers", type=cli_args.workers, default=1, metavar="N", help="local worker processes"
@@ -638,6 +656,7 @@ def _configure_sweep(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--top", type=cli_args.top, default=20, metavar="N", help="rows in the ranked table"
     )
+    _add_report(p)
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
@@ -677,6 +696,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(sweep_json(result), indent=2) + "\n")
     else:
         print_sweep(_stdout(), result, top=args.top)
+    if args.report is not None:
+        from harness.reporting.html import write_sweep_report
+
+        _wrote_report(write_sweep_report(result, args.report))
     return EXIT_OK
 
 

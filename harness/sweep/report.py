@@ -1,17 +1,12 @@
-"""Sweep output: JSON document, CSV rows, a rich table and a PNG (edge layer: writes files)."""
+"""Sweep output: JSON document, CSV rows and a PNG (edge layer: writes files)."""
 
 from __future__ import annotations
 
 import csv
-import math
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from harness.fabric.model import Kind
-from harness.fabric.model import LinkKind
 from harness.sweep.engine import CaseResult
 from harness.sweep.run import SweepResult
 
@@ -74,68 +69,15 @@ def write_csv(result: SweepResult, path: Path) -> None:
             w.writerow(r)
 
 
-def su_rail_of(result: SweepResult, c: CaseResult) -> tuple[int, int] | None:
-    """The (SU, rail) a single-failure case belongs to, if any (leaf, NIC, access cable)."""
-    if len(c.failures) != 1:
-        return None
-    f = result.fabric
-    x = c.failures[0]
-    if x.kind == "element":
-        i = x.index
-        if int(f.kind[i]) in (int(Kind.LEAF), int(Kind.NIC)):
-            return int(f.su[i]), int(f.rail[i])
-        return None
-    if int(f.link_kind[x.index]) == int(LinkKind.ACCESS):
-        nic = int(f.link_a[x.index])
-        return int(f.su[nic]), int(f.rail[nic])
-    return None
-
-
 def plot(result: SweepResult, path: Path) -> None:
-    """An SU x rail heatmap of jobs lost and a histogram of bandwidth ratios."""
-    import matplotlib
+    """The impact of single failures by category (strip plots of bus bandwidth, leaf
+    uplinks and jobs lost, worst cases named) and, at depth 2, the pair matrix by
+    category; see :mod:`harness.reporting.html.figures`."""
+    from harness.reporting.html.figures import sweep_figure
+    from harness.reporting.html.sweep_page import base_lost
+    from harness.reporting.html.sweep_page import base_state
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    f = result.fabric
-    sus, rails = max(f.n_sus, 1), max(f.rails, 1)
-    impact = np.zeros((sus, rails))
-    count = np.zeros((sus, rails))
-    for c in result.cases:
-        at = su_rail_of(result, c)
-        if at is None or at[0] < 1:
-            continue
-        impact[at[0] - 1, at[1]] += len(c.jobs_lost)
-        count[at[0] - 1, at[1]] += 1
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, max(4.0, 0.32 * sus + 2)))
-    im = ax1.imshow(
-        impact, aspect="auto", cmap="Reds", interpolation="nearest", vmin=0,
-        vmax=max(float(impact.max()), 1.0),
-    )  # fmt: skip
-    ax1.set_title("jobs lost by single failures\n(leaf, rail NIC, access cable) per SU x rail")
-    ax1.set_xlabel("rail")
-    ax1.set_ylabel("SU")
-    ax1.set_xticks(range(rails))
-    ax1.set_yticks(range(sus))
-    ax1.set_yticklabels([str(s + 1) for s in range(sus)])
-    fig.colorbar(im, ax=ax1, label="jobs lost (sum over the cell's cases)")
-    bw = [c.min_busbw_ratio for c in result.cases if math.isfinite(c.min_busbw_ratio)]
-    up = [c.leaf_uplink_ratio for c in result.cases]
-    bins = np.linspace(0, 1, 21)
-    ax2.hist([bw, up], bins=bins, label=["min job bus bandwidth ratio", "min leaf uplink ratio"])
-    ax2.set_yscale("log")
-    ax2.set_ylim(bottom=0.5)
-    ax2.set_title(
-        f"{len(result.cases):,} cases on {f.name}: "
-        f"{result.job_losing:,} lose a job, {result.disconnecting:,} disconnect"
-    )
-    ax2.set_xlabel("ratio to the healthy fabric")
-    ax2.set_ylabel("cases (log)")
-    ax2.legend(loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    sweep_figure(result, path, base_lost=base_lost(result, base_state(result)))
 
 
 def category_lines(result: SweepResult) -> list[tuple[str, int, int, int]]:

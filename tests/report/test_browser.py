@@ -1,0 +1,117 @@
+"""Every report type rendered by a real headless chromium (Debian's, through Playwright).
+
+Each test writes a report through the command line, loads it from ``file://`` with
+the network off (the context is offline and every non-file request is aborted and
+recorded), and checks: no console or page errors, no request attempted, every
+figure decoded (natural size > 0), the fabric drawings with the expected number of
+highlighted elements and lost-job servers, the verdict and the lost jobs as text.
+A screenshot of each page is written under the test's tmp path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.report.browser import PageCheck
+from tests.report.browser import open_page
+from tests.report.reports import make_report
+
+FAILED_RGB = "rgb(214, 39, 40)"
+DRAINED_RGB = "rgb(255, 127, 14)"
+
+
+def _load(chromium: Any, page: Path, tmp_path: Path, name: str) -> PageCheck:
+    check = open_page(chromium, page, screenshot=tmp_path / f"{name}.png")
+    assert check.console_errors == []
+    assert check.page_errors == []
+    assert check.blocked_requests == []  # nothing but file:// was requested
+    assert check.failed_requests == []
+    assert check.images, "the page shows figures"
+    for src, width, height in check.images:
+        assert width > 0, f"{src} did not decode"
+        assert height > 0, f"{src} did not decode"
+    for svg in check.svgs:
+        assert svg["width"] > 300
+        assert svg["height"] > 80
+        assert svg["highlighted"] == svg["declared"]
+        assert svg["lost"] == svg["declaredLost"]
+    assert check.screenshot is not None
+    assert check.screenshot.stat().st_size > 20_000
+    return check
+
+
+def test_risk_report(chromium: Any, tmp_path: Path) -> None:
+    check = _load(chromium, make_report("risk", tmp_path / "risk"), tmp_path, "risk")
+    assert check.report == "risk"
+    assert check.verdict == "ok"
+    assert "WITHIN BUDGET" in check.text
+    # before: the --state faults (leaf su02/leaf-r1 killed, one uplink degraded);
+    # after: plus spine-03 and su04/leaf-r2 drained
+    before, after = check.svgs
+    assert sorted(zip(before["statuses"], before["sources"], strict=True)) == [
+        ("degraded", "state"), ("failed", "state"),
+    ]  # fmt: skip
+    assert sorted(zip(after["statuses"], after["sources"], strict=True)) == [
+        ("degraded", "state"), ("drained", "change"), ("drained", "change"), ("failed", "state"),
+    ]  # fmt: skip
+    # su02's 20 servers before; su02's and su04's after
+    assert before["lost"] == 20
+    assert after["lost"] == 40
+    # the change is drawn solid in its colour, the state hatched
+    assert after["filled"].count(DRAINED_RGB) == 2
+    assert any(fill.startswith("url(") for fill in after["filled"])
+    assert "su04" in check.text
+    assert "lost by the change" in check.text
+    assert "already lost before the change" in check.text
+    assert "N+1 margin" in check.text
+
+
+def test_sweep_report(chromium: Any, tmp_path: Path) -> None:
+    check = _load(chromium, make_report("sweep", tmp_path / "sweep"), tmp_path, "sweep")
+    assert check.report == "sweep"
+    assert [src for src, _, _ in check.images] == ["impact.png"]
+    base, worst = check.svgs
+    # the base state: the --state faults, su02 lost; the worst case adds one failure
+    assert base["highlighted"] == 2
+    assert base["lost"] == 20
+    assert worst["highlighted"] == 3
+    assert worst["lost"] == 40
+    assert worst["sources"].count("change") == 1
+    assert "Already lost in the base state: su02" in check.text
+    assert "LOSE A JOB" in check.text
+
+
+def test_sweep_report_depth_2_has_the_pair_matrix(chromium: Any, tmp_path: Path) -> None:
+    from harness.cli import main
+
+    out = tmp_path / "sweep2"
+    argv = ["sweep", "seed-a800", "--depth", "2", "--elements", "switches", "--report", str(out)]
+    assert main(argv) == 0
+    check = _load(chromium, out / "index.html", tmp_path, "sweep-depth2")
+    assert [src for src, _, _ in check.images] == ["impact.png", "pairs.png"]
+    assert "Pairs of failures (depth 2)" in check.text
+    base, worst = check.svgs
+    assert base["highlighted"] == 0  # healthy base
+    # the worst pair: two leaves of two SUs, 2 jobs lost
+    assert worst["highlighted"] == 2
+    assert worst["statuses"] == ["failed", "failed"]
+    assert worst["filled"] == [FAILED_RGB, FAILED_RGB]
+    assert worst["lost"] == 40
+
+
+def test_the_offline_check_sees_a_request_to_the_network(chromium: Any, tmp_path: Path) -> None:
+    """The check the report tests rely on: a page that asks for anything off
+    ``file://`` has the request aborted and recorded (so an empty list means none)."""
+    page = tmp_path / "remote.html"
+    page.write_text(
+        '<!DOCTYPE html><html><body><img src="https://example.invalid/x.png">'
+        '<script src="http://example.invalid/x.js"></script></body></html>',
+        encoding="utf-8",
+    )
+    check = open_page(chromium, page)
+    assert sorted(check.blocked_requests) == [
+        "http://example.invalid/x.js",
+        "https://example.invalid/x.png",
+    ]
+    assert check.images == [("https://example.invalid/x.png", 0, 0)]
