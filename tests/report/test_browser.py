@@ -64,7 +64,7 @@ def test_risk_report(chromium: Any, tmp_path: Path) -> None:
     assert "su04" in check.text
     assert "lost by the change" in check.text
     assert "already lost before the change" in check.text
-    assert "N+1 margin" in check.text
+    assert "N+1: single further failures that would break the budget" in check.text
 
 
 def test_sweep_report(chromium: Any, tmp_path: Path) -> None:

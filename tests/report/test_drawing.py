@@ -139,7 +139,7 @@ def test_a_page_refers_to_nothing_off_the_directory(tmp_path: Path) -> None:
     page = write_sweep_report(result, tmp_path / "r")
     html = page.read_text(encoding="utf-8")
     refs = re.findall(r'(?:src|href)="([^"]*)"', html)
-    assert refs == ["impact.png"]
+    assert refs == ["impact.png", "fabric-base.svg", "fabric-worst.svg"]
     assert "<script" not in html
     assert not re.search(r"@import|url\((?!#)", html)  # only in-page SVG patterns
     assert sorted(p.name for p in page.parent.iterdir()) == [

@@ -251,25 +251,23 @@ def draw_pairs(fig: Any, result: SweepResult, base_lost: Sequence[str] = ()) -> 
 
 
 def risk_margin(report: RiskReport, path: Path) -> Path | None:
-    """N+1 margin by category: share of single further failures that break the budget."""
-    ma, mb = report.margin_after, report.margin_before
-    if ma is None:
+    """N+1 margin by category: the share of single further failures that break the
+    budget before and after a change, and how many the change adds."""
+    rows = report.margin_rows()
+    if not rows:
         return None
     plt = _pyplot()
-    before = {k: (n, t) for k, n, t in (mb.by_category if mb else ())}
-    cats = [k for k, _, _ in ma.by_category]
-    after = {k: (n, t) for k, n, t in ma.by_category}
-    fig, ax = plt.subplots(figsize=(9, max(2.8, 0.55 * len(cats) + 1.6)), layout="constrained")
-    ys = np.arange(len(cats))
+    fig, ax = plt.subplots(figsize=(9, max(2.8, 0.55 * len(rows) + 1.6)), layout="constrained")
+    ys = np.arange(len(rows))
     h = 0.38
-    for offset, data, label, color in (
-        (-h / 2, before, "before the change", "#9aa7b8"),
-        (h / 2, after, "after the change", "#d62728"),
-    ):
-        shares = [data.get(k, (0, 0))[0] / max(1, data.get(k, (0, 1))[1]) for k in cats]
+    sides = (
+        (-h / 2, "before", "#9aa7b8", [(m.before, m.before_of) for m in rows]),
+        (h / 2, "after", "#d62728", [(m.after, m.after_of) for m in rows]),
+    )
+    for offset, label, color, counts in sides:
+        shares = [n / t if t else 0.0 for n, t in counts]
         bars = ax.barh(ys + offset, shares, height=h, color=color, label=label)
-        for bar, k in zip(bars, cats, strict=True):
-            n, t = data.get(k, (0, 0))
+        for bar, (n, t) in zip(bars, counts, strict=True):
             ax.annotate(
                 f"{n:,} of {t:,}",
                 (bar.get_width(), bar.get_y() + h / 2),
@@ -278,12 +276,22 @@ def risk_margin(report: RiskReport, path: Path) -> Path | None:
                 va="center",
                 fontsize=8,
             )
+    for y, m in zip(ys, rows, strict=True):
+        ax.annotate(
+            f"+{m.added:,}",
+            (1.3, y),
+            ha="right",
+            va="center",
+            fontsize=9,
+            fontweight="bold",
+            color="#b71c1c" if m.added else "#555",
+        )
     ax.set_yticks(ys)
-    ax.set_yticklabels(cats)
+    ax.set_yticklabels([m.category for m in rows])
     ax.invert_yaxis()
-    ax.set_xlim(0, 1.18)
-    ax.set_xlabel("share of single further failures that break the budget")
-    ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:.0%}"))
+    ax.set_xlim(0, 1.32)
+    ax.set_xlabel("share of single further failures that break the budget (right: added)")
+    ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:.0%}" if v <= 1 else ""))
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(axis="x", alpha=0.3)
     budget = ", ".join(r.describe() for r in report.rules)

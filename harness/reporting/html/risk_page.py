@@ -2,114 +2,111 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.jobs import Job
+from harness.reporting.changes import CHANGE
+from harness.reporting.changes import Wording
 from harness.reporting.html.drawing import draw
 from harness.reporting.html.figures import risk_margin
 from harness.reporting.html.marks import Marks
 from harness.reporting.html.page import ReportDir
 from harness.reporting.html.page import pct
 from harness.reporting.html.page import write_page
-from harness.risk import Margin
 from harness.risk import RiskReport
 from harness.risk import StateSummary
 
 TOP = 20
 
 
-def _measures(before: StateSummary, after: StateSummary) -> list[dict[str, Any]]:
-    rows = (
-        ("jobs lost", len(before.jobs_lost), len(after.jobs_lost), True),
-        ("NICs cut off", before.nics_cut, after.nics_cut, True),
-        ("GPUs cut off (PXN allowed)", before.gpus_cut, after.gpus_cut, True),
-        ("GPU pairs that cannot talk", before.gpu_pairs_disconnected,
-         after.gpu_pairs_disconnected, True),
-        ("min job bus bandwidth", before.bandwidth, after.bandwidth, False),
-        ("min leaf uplink capacity", before.uplink, after.uplink, False),
-        ("bisection bandwidth", before.bisection, after.bisection, False),
-        ("min storage bandwidth", before.storage, after.storage, False),
-    )  # fmt: skip
-    out = []
-    for name, b, a, is_count in rows:
-        worse = (
-            (a or 0) > (b or 0)
-            if is_count
-            else (a if a is not None else 1) < (b if b is not None else 1) - 1e-12
-        )
-        fmt = (lambda v: f"{v:,}") if is_count else pct
-        out.append({"name": name, "before": fmt(b), "after": fmt(a), "worse": worse})
+def _signed(n: int) -> str:
+    return f"+{n:,}" if n >= 0 else f"{n:,}"
+
+
+def measures(r: RiskReport, words: Wording) -> list[dict[str, Any]]:
+    """The before / after / added table (as ``harness risk`` prints it)."""
+    b, a, d = r.before, r.after, r.added
+    counts: tuple[tuple[str, Callable[[StateSummary], int]], ...] = (
+        ("jobs lost", lambda s: len(s.jobs_lost)),
+        ("NICs cut off", lambda s: s.nics_cut),
+        ("GPUs cut off (PXN allowed)", lambda s: s.gpus_cut),
+        ("GPU pairs that cannot talk", lambda s: s.gpu_pairs_disconnected),
+    )
+    ratios: tuple[tuple[str, Callable[[StateSummary], float | None]], ...] = (
+        ("min job bus bandwidth", lambda s: s.bandwidth),
+        ("min leaf uplink capacity", lambda s: s.uplink),
+        ("bisection bandwidth", lambda s: s.bisection),
+        ("min storage bandwidth", lambda s: s.storage),
+    )
+    out = [
+        {"name": name, "before": f"{fn(b):,}", "after": f"{fn(a):,}", "added": _signed(fn(d)),
+         "worse": fn(d) > 0}
+        for name, fn in counts
+    ]  # fmt: skip
+    for name, rfn in ratios:
+        rel = rfn(d)
+        out.append({
+            "name": name, "before": pct(rfn(b)), "after": pct(rfn(a)),
+            "added": "-" if rel is None else f"{rel:.1%} of {words.before}",
+            "worse": rel is not None and rel < 1.0 - 1e-12,
+        })  # fmt: skip
     return out
 
 
-def _reasons(summary: StateSummary) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for line in summary.reasons:
-        job, _, why = line.partition(": ")
-        out.setdefault(job, []).append(why)
-    return out
-
-
-def lost_jobs(report: RiskReport) -> list[dict[str, Any]]:
-    """Every job lost after the change: by the change, or already before it."""
-    before = set(report.before.jobs_lost)
-    reasons = _reasons(report.after)
+def lost_jobs(r: RiskReport, words: Wording) -> list[dict[str, Any]]:
+    """Every job lost after the change: by the change first, then those already lost."""
     rows = [
-        {
-            "job": job,
-            "when": "already lost before the change" if job in before else "lost by the change",
-            "new": job not in before,
-            "reasons": reasons.get(job, []),
-        }
-        for job in report.after.jobs_lost
-    ]
-    rows.sort(key=lambda r: (not r["new"], r["job"]))
+        {"job": job, "when": f"lost by {words.subject}", "new": True,
+         "reasons": list(r.after.reasons_of(job))}
+        for job in r.added.jobs_lost
+    ]  # fmt: skip
+    rows += [
+        {"job": job, "when": f"already lost before {words.subject}", "new": False,
+         "reasons": list(why)}
+        for job, why in r.already_lost
+    ]  # fmt: skip
     return rows
 
 
-def _margin_rows(after: Margin | None, before: Margin | None) -> list[dict[str, Any]]:
-    if after is None:
-        return []
-    b = {k: n for k, n, _ in (before.by_category if before else ())}
+def margin_rows(r: RiskReport) -> list[dict[str, Any]]:
     return [
-        {"category": k, "after": n, "before": b.get(k, 0), "of": t, "worse": n > b.get(k, 0)}
-        for k, n, t in after.by_category
-    ]
+        {"category": m.category, "before": f"{m.before:,} of {m.before_of:,}",
+         "after": f"{m.after:,} of {m.after_of:,}", "added": _signed(m.added),
+         "worse": m.added > 0}
+        for m in r.margin_rows()
+    ]  # fmt: skip
 
 
-def write_risk_report(report: RiskReport, jobs: Sequence[Job], directory: Path) -> Path:
-    """Write the risk report into ``directory``; return the page's path."""
-    out = ReportDir(directory)
-    out.prepare()
-    f = report.fabric
-    state_marks = Marks.from_faults(f, [(a, "state") for a in report.state])
+def risk_context(
+    r: RiskReport, jobs: Sequence[Job], out: ReportDir, words: Wording = CHANGE
+) -> dict[str, Any]:
+    """What ``risk_body.html.j2`` shows of a risk report; writes its drawings and figure."""
+    f = r.fabric
+    state_marks = Marks.from_faults(f, [(a, "state") for a in r.state])
     after_marks = Marks.from_faults(
-        f, [*((a, "state") for a in report.state), *((a, "change") for a in report.change)]
+        f, [*((a, "state") for a in r.state), *((a, "change") for a in r.change)]
     )
-    before_d = draw(f, state_marks.with_lost(jobs, report.before.jobs_lost))
-    after_d = draw(f, after_marks.with_lost(jobs, report.after.jobs_lost))
-    out.svg("fabric-before.svg", before_d, f"{f.name} before the change")
-    out.svg("fabric-after.svg", after_d, f"{f.name} after the change")
-    margin_png = risk_margin(report, out.path("margin.png"))
+    before_d = draw(f, state_marks.with_lost(jobs, r.before.jobs_lost))
+    after_d = draw(f, after_marks.with_lost(jobs, r.after.jobs_lost))
+    out.svg("fabric-before.svg", before_d, f"{f.name}: {words.before}")
+    out.svg("fabric-after.svg", after_d, f"{f.name}: {words.after}")
+    margin_png = risk_margin(r, out.path("margin.png"))
     if margin_png is None:
         out.files.pop()
-    change = [a.describe(f) for a in report.change]
-    ma = report.margin_after
-    context = {
-        "kind": "risk",
-        "title": f"risk: {'; '.join(change)} on {f.name}",
-        "subtitle": f"{len(jobs)} job(s); budget " + ", ".join(r.describe() for r in report.rules),
-        "verdict": "ok" if report.ok else "bad",
-        "r": report,
-        "fabric": f,
-        "change": change,
-        "state": [a.describe(f) for a in report.state],
-        "budget": [r.describe() for r in report.rules],
-        "measures": _measures(report.before, report.after),
-        "lost": lost_jobs(report),
-        "margin_rows": _margin_rows(ma, report.margin_before),
+    added = r.margin_added
+    return {
+        "r": r,
+        "words": words,
+        "change": [a.describe(f) for a in r.change],
+        "state": [a.describe(f) for a in r.state],
+        "relative": [x.describe() for x in r.rules if not x.absolute],
+        "absolute": [x.describe() for x in r.rules if x.absolute],
+        "measures": measures(r, words),
+        "lost": lost_jobs(r, words),
+        "margin_rows": margin_rows(r),
         "breaking": [
             {
                 "failure": c.label(f),
@@ -119,13 +116,29 @@ def write_risk_report(report: RiskReport, jobs: Sequence[Job], directory: Path) 
                 "bw": pct(c.min_busbw_ratio),
                 "uplink": pct(c.leaf_uplink_ratio),
             }
-            for c, rules in (ma.breaking[:TOP] if ma else ())
+            for c, rules in added[:TOP]
         ],
-        "breaking_total": len(ma.breaking) if ma else 0,
+        "breaking_total": len(added),
         "before_drawing": before_d,
         "after_drawing": after_d,
         "marks": after_marks.rows(f),
         "margin_png": margin_png.name if margin_png else None,
-        "has_state": bool(report.state),
+        "has_state": bool(r.state),
+    }
+
+
+def write_risk_report(report: RiskReport, jobs: Sequence[Job], directory: Path) -> Path:
+    """Write the risk report into ``directory``; return the page's path."""
+    out = ReportDir(directory)
+    out.prepare()
+    f = report.fabric
+    change = [a.describe(f) for a in report.change]
+    context = {
+        **risk_context(report, jobs, out),
+        "kind": "risk",
+        "title": f"risk: {'; '.join(change)} on {f.name}",
+        "subtitle": f"{len(jobs)} job(s); budget " + ", ".join(r.describe() for r in report.rules),
+        "verdict": "ok" if report.ok else "bad",
+        "fabric": f,
     }
     return write_page(out, "risk.html.j2", context)
