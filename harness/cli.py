@@ -284,6 +284,7 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
                    help="only scenarios with this tag (repeat: any of them)")  # fmt: skip
     p.add_argument("--quiet", "-q", action="store_true",
                    help="print only failures and the totals; no progress bar")  # fmt: skip
+    _add_report(p)
 
 
 def _backend_arg(value: str) -> str:
@@ -371,6 +372,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         except OSError as err:
             msg = f"cannot write the JUnit report to {args.junit_xml}"
             raise BackendError(msg, err) from err
+    if args.report is not None:
+        from harness.reporting.html import write_run_report
+
+        _wrote_report(write_run_report(report, selected, args.report))
     for r in report.results:
         if r.status == "error":
             _error(r.error)

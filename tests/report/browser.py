@@ -11,6 +11,7 @@ elements, the page text.  The same code writes the README's screenshots
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,33 +46,64 @@ class PageCheck:
     screenshot: Path | None = None
 
 
+LAUNCH_TIMEOUT_MS = 90_000
+LAUNCH_ATTEMPTS = 3
+
+
+def _environment(profile: str) -> dict[str, str]:
+    """A small environment of its own: nothing a test left in os.environ reaches chromium."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": profile,
+        "TMPDIR": profile,
+        "XDG_CONFIG_HOME": profile,
+        "XDG_CACHE_HOME": profile,
+        "LANG": "C.UTF-8",
+    }
+
+
 @contextmanager
 def browser() -> Iterator[Any]:
-    """A Playwright chromium browser on the system chromium, with its own profile dir."""
+    """A Playwright chromium browser on the system chromium, offline, with a fresh profile.
+
+    A launch that does not answer in 90 s (a machine shared with other builds) is
+    tried again with a new profile, up to 3 times; the last error is raised.
+    """
+    from playwright.sync_api import Error
     from playwright.sync_api import sync_playwright
 
-    with (
-        tempfile.TemporaryDirectory(prefix="harness-chromium-") as profile,
-        sync_playwright() as pw,
-    ):
-        context = pw.chromium.launch_persistent_context(
-            profile,
-            executable_path=CHROMIUM,
-            headless=True,
-            args=list(ARGS),
-            viewport={"width": 1400, "height": 1000},
-            offline=True,
-        )
-        try:
-            yield context
-        finally:
-            context.close()
+    with sync_playwright() as pw:
+        for attempt in range(1, LAUNCH_ATTEMPTS + 1):
+            profile = tempfile.mkdtemp(prefix="harness-chromium-")
+            try:
+                context = pw.chromium.launch_persistent_context(
+                    profile,
+                    executable_path=CHROMIUM,
+                    headless=True,
+                    args=list(ARGS),
+                    env=_environment(profile),
+                    viewport={"width": 1400, "height": 1000},
+                    offline=True,
+                    timeout=LAUNCH_TIMEOUT_MS,
+                )
+            except Error:
+                shutil.rmtree(profile, ignore_errors=True)
+                if attempt == LAUNCH_ATTEMPTS:
+                    raise
+                continue
+            try:
+                yield context
+            finally:
+                context.close()
+                shutil.rmtree(profile, ignore_errors=True)
+            return
 
 
 _SVG_JS = """() => Array.from(document.querySelectorAll('figure.fabric svg')).map(s => {
   const r = s.getBoundingClientRect();
   return {
     fabric: s.dataset.fabric, width: r.width, height: r.height,
+    caption: s.getAttribute('aria-label'),
     declared: Number(s.dataset.highlighted), declaredLost: Number(s.dataset.lostCells),
     highlighted: s.querySelectorAll('[data-status]').length,
     lost: s.querySelectorAll('[data-lost]').length,
@@ -121,8 +153,8 @@ def open_page(
     if screenshot is not None:
         screenshot.parent.mkdir(parents=True, exist_ok=True)
         if clip_height is not None:
-            page.screenshot(path=str(screenshot), clip={"x": 0, "y": 0, "width": 1400,
-                                                        "height": clip_height})  # fmt: skip
+            box = {"x": 0, "y": 0, "width": 1400, "height": clip_height}
+            page.screenshot(path=str(screenshot), full_page=True, clip=box)
         else:
             page.screenshot(path=str(screenshot), full_page=full_page)
         check.screenshot = screenshot

@@ -19,8 +19,10 @@ COMMANDS: dict[str, list[str]] = {
     "risk": ["risk", "seed-a800", "--change", "drain spine-03; drain su04/leaf-r2",
              "--state", str(STATE), "--budget", "jobs_lost<=1"],
     "sweep": ["sweep", "seed-a800", "--state", str(STATE)],
+    "run": ["run", str(ROOT / "scenarios" / "seed-leaf-loss-kills-its-su-job.yaml"),
+            str(ROOT / "scenarios" / "seed-drain-vs-kill.yaml")],
 }  # fmt: skip
-EXIT = {"risk": 0, "sweep": 0}
+EXIT = {"risk": 0, "sweep": 0, "run": 0}
 
 
 def make_report(kind: str, out: Path) -> Path:

@@ -21,13 +21,15 @@ FAILED_RGB = "rgb(214, 39, 40)"
 DRAINED_RGB = "rgb(255, 127, 14)"
 
 
-def _load(chromium: Any, page: Path, tmp_path: Path, name: str) -> PageCheck:
+def _load(
+    chromium: Any, page: Path, tmp_path: Path, name: str, *, images: bool = True
+) -> PageCheck:
     check = open_page(chromium, page, screenshot=tmp_path / f"{name}.png")
     assert check.console_errors == []
     assert check.page_errors == []
     assert check.blocked_requests == []  # nothing but file:// was requested
     assert check.failed_requests == []
-    assert check.images, "the page shows figures"
+    assert bool(check.images) == images, "the page shows figures"
     for src, width, height in check.images:
         assert width > 0, f"{src} did not decode"
         assert height > 0, f"{src} did not decode"
@@ -115,3 +117,38 @@ def test_the_offline_check_sees_a_request_to_the_network(chromium: Any, tmp_path
         "https://example.invalid/x.png",
     ]
     assert check.images == [("https://example.invalid/x.png", 0, 0)]
+
+
+def test_run_report(chromium: Any, tmp_path: Path) -> None:
+    check = _load(chromium, make_report("run", tmp_path / "run"), tmp_path, "run", images=False)
+    assert check.report == "run"
+    assert check.verdict == "passed"
+    assert "seed-leaf-loss-kills-its-su-job" in check.text
+    assert "seed-drain-vs-kill" in check.text
+    # seed-drain-vs-kill: drain spine-05, kill it, drain su04/leaf-r2 -- three drawings, one
+    # mark each; the drained leaf loses su04 (20 servers); the restores leave it healthy
+    drain_vs_kill = [s for s in check.svgs if s["caption"].startswith("seed-drain-vs-kill")]
+    assert [s["statuses"] for s in drain_vs_kill] == [["drained"], ["failed"], ["drained"]]
+    assert [s["lost"] for s in drain_vs_kill] == [0, 0, 20]
+    assert "The fabric is healthy again." in check.text
+    assert "lost 1 of 10 jobs: su04" in check.text
+
+
+def test_run_report_shows_a_failed_expectation(chromium: Any, tmp_path: Path) -> None:
+    from harness.cli import main
+
+    scenario = tmp_path / "wrong.yaml"
+    scenario.write_text(
+        "name: wrong-claim\ndescription: a claim that does not hold\n"
+        "fabric: {preset: seed-a800}\njobs: [{per-su: true}]\n"
+        "steps:\n  - inject: {kill: su03/leaf-r1}\n  - expect: {jobs_lost: 0}\n",
+        encoding="utf-8",
+    )
+    assert main(["run", str(scenario), "--report", str(tmp_path / "r"), "--quiet"]) == 1
+    check = _load(chromium, tmp_path / "r" / "index.html", tmp_path, "run-failed", images=False)
+    assert check.verdict == "failed"
+    assert "FAILED" in check.text
+    assert "lost 1 of 10 jobs: su03" in check.text
+    (drawing,) = check.svgs
+    assert drawing["statuses"] == ["failed"]
+    assert drawing["lost"] == 20

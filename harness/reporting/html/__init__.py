@@ -10,6 +10,7 @@ out by :mod:`harness.reporting.html.drawing`.
 from __future__ import annotations
 
 from harness.reporting.html.risk_page import write_risk_report
+from harness.reporting.html.run_page import write_run_report
 from harness.reporting.html.sweep_page import write_sweep_report
 
-__all__ = ["write_risk_report", "write_sweep_report"]
+__all__ = ["write_risk_report", "write_run_report", "write_sweep_report"]
