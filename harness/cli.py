@@ -738,6 +738,7 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-ports", action="store_true", help="compare cables without port numbers")
     p.add_argument("--json", action="store_true", help="print a JSON report")
+    _add_report(p)
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
@@ -778,6 +779,13 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             console.print(f"  [dim]{note}[/]", highlight=False)
         console.print("[bold]risk of the live state[/] (the differences applied to the design):")
         print_risk(console, report, words=AUDIT)
+    if args.report is not None:
+        from harness.reporting.html import AuditInput
+        from harness.reporting.html import write_audit_report
+
+        found = AuditInput(args.dump, notes)
+        page = write_audit_report(audit, design, report, args.report, jobs=jobs, found=found)
+        _wrote_report(page)
     return EXIT_OK if audit.ok and report.ok else EXIT_FAILED
 
 
@@ -788,6 +796,12 @@ def _audit_regular(args: argparse.Namespace) -> int:
 
     live = load_dump(args.dump, args.fmt)
     audit = audit_regular(live)
+    if args.report is not None:
+        from harness.reporting.html import AuditInput
+        from harness.reporting.html import write_regular_audit_report
+
+        found = AuditInput(args.dump, tuple(notes_of(live)))
+        _wrote_report(write_regular_audit_report(audit, live, found, args.report))
     if args.json:
         doc = {"dump": str(args.dump), **audit.to_json(), "notes": list(notes_of(live))}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")

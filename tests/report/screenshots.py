@@ -17,7 +17,6 @@ from pathlib import Path
 
 from tests.report.browser import browser
 from tests.report.browser import open_page
-from tests.report.reports import COMMANDS
 from tests.report.reports import ROOT
 from tests.report.reports import make_report
 
@@ -54,7 +53,7 @@ def write_screenshots(kinds: list[str], out: Path = OUT) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    kinds = argv or list(COMMANDS)
+    kinds = argv or ["risk", "sweep", "run", "audit"]
     for path in write_screenshots(kinds):
         print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size:,} bytes)")
     return 0

@@ -152,3 +152,33 @@ def test_run_report_shows_a_failed_expectation(chromium: Any, tmp_path: Path) ->
     (drawing,) = check.svgs
     assert drawing["statuses"] == ["failed"]
     assert drawing["lost"] == 20
+
+
+def test_audit_report_against_a_design(chromium: Any, tmp_path: Path) -> None:
+    check = _load(chromium, make_report("audit", tmp_path / "audit"), tmp_path, "audit")
+    assert check.report == "audit"
+    assert check.verdict == "bad"
+    assert "3 FINDING(S)" in check.text
+    assert "wrong rail" in check.text
+    assert "su01/node02/nic1 (rail 1) on su01/leaf-r0 (rail 0), expected su01/leaf-r1" in check.text
+    findings, design, live = check.svgs
+    # the NIC's server and the leaf it reaches in pink, the design cable it lacks missing
+    assert sorted(findings["statuses"]) == ["missing", "wrong-rail", "wrong-rail"]
+    assert findings["lost"] == 2  # su01's two servers: the job of su01 is lost
+    assert design["highlighted"] == 0
+    assert live["statuses"] == ["failed"]
+    assert "lost by the live state" in check.text
+
+
+def test_audit_report_without_a_design(chromium: Any, tmp_path: Path) -> None:
+    out = tmp_path / "inferred"
+    check = _load(chromium, make_report("audit-inferred", out), tmp_path, "audit-inferred",
+                  images=False)  # fmt: skip
+    assert "5 FINDING(S)" in check.text
+    (findings,) = check.svgs
+    # leaf-uplinks x2 and a missing HCA on the subjects the live fabric has, the swapped
+    # NICs' server; the missing spine has no place in the drawing and is listed
+    assert sorted(findings["statuses"]) == ["missing", "missing", "missing", "wrong-rail"]
+    assert "not drawn: missing spine: A10-P1-IBSPINE-02" in (out / "index.html").read_text(
+        encoding="utf-8"
+    )

@@ -162,3 +162,17 @@ def test_render_is_strict_about_missing_names() -> None:
 
     with pytest.raises(jinja2.UndefinedError):
         render("risk.html.j2", {"kind": "risk"})
+
+
+def test_the_readme_shows_the_commands_that_made_its_screenshots() -> None:
+    import shlex
+
+    from tests.report.reports import COMMANDS
+    from tests.report.reports import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for kind in ("risk", "sweep", "run", "audit"):
+        command = shlex.join(COMMANDS[kind])
+        assert f"harness {command} --report report-{kind}\n" in readme
+        assert f"![harness {kind} report](docs/img/report-{kind}.png)" in readme
+        assert (ROOT / "docs" / "img" / f"report-{kind}.png").stat().st_size < 150_000
