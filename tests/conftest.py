@@ -9,6 +9,9 @@ fresh machine may lack (ibsim, OpenSM, ...).  Where one of them is not on ``PATH
   common CI service do) the test FAILS with the same message: CI installs these tools,
   so a missing one is a broken CI image, never a reason to pass by not running.
 
+``@pytest.mark.privileged`` tests (network namespaces) need root: run as another user
+they are skipped the same way, and fail in CI.
+
 README.md ("Development") lists which tests need what.
 """
 
@@ -29,6 +32,13 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in {"true", "1", "yes"}
 
 
+def _cannot_run(message: str) -> None:
+    """Skip on a developer machine; fail in CI, which must run every test."""
+    if in_ci():
+        pytest.fail(f"{message} (CI=true: CI must provide it, the test may not skip)")
+    pytest.skip(f"{message} (runs in CI)")
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     for mark in item.iter_markers("needs_tools"):
         missing = [tool for tool in mark.args if shutil.which(tool) is None]
@@ -36,10 +46,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             continue
         install = mark.kwargs.get("install", "")
         how = f"; install with: {install}" if install else ""
-        message = f"needs {', '.join(missing)} on PATH{how}"
-        if in_ci():
-            pytest.fail(f"{message} (CI=true: CI must install it, the test may not skip)")
-        pytest.skip(f"{message} (runs in CI)")
+        _cannot_run(f"needs {', '.join(missing)} on PATH{how}")
+    if item.get_closest_marker("privileged") is not None and os.geteuid() != 0:
+        _cannot_run("needs root (network namespaces): run pytest as root")
 
 
 def _doc_blocks() -> ModuleType:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
 import re
 import subprocess
 import textwrap
@@ -108,4 +109,34 @@ def test_needs_tools_skips_with_the_fix_and_fails_in_ci(
     monkeypatch.setenv("CI", "true")
     result = pytester.runpytest()
     result.assert_outcomes(passed=1, errors=1)  # fails in setup: an error, never a pass
-    result.stdout.fnmatch_lines(["*CI=true: CI must install it, the test may not skip*"])
+    result.stdout.fnmatch_lines(["*CI=true: CI must provide it, the test may not skip*"])
+
+
+def test_privileged_tests_skip_without_root_and_fail_in_ci(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makeconftest((REPO / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    pytester.makeini("[pytest]\nmarkers =\n    privileged: needs root\n")
+    pytester.makepyfile(
+        textwrap.dedent(
+            """
+            import pytest
+
+            @pytest.mark.privileged
+            def test_root_only():
+                pass
+
+            def test_anyone():
+                pass
+            """
+        )
+    )
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)  # as an ordinary user
+    monkeypatch.delenv("CI", raising=False)
+    result = pytester.runpytest("-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*needs root (network namespaces)*(runs in CI)*"])
+    monkeypatch.setenv("CI", "true")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*needs root*CI=true: CI must provide it*"])

@@ -13,12 +13,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from tests.report.browser import CHROMIUM
 from tests.report.browser import PageCheck
 from tests.report.browser import open_page
 from tests.report.reports import make_report
 
 FAILED_RGB = "rgb(214, 39, 40)"
 DRAINED_RGB = "rgb(255, 127, 14)"
+
+pytestmark = pytest.mark.needs_tools(CHROMIUM, install="apt-get install -y chromium")
 
 
 def _load(
