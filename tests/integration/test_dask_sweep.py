@@ -21,8 +21,14 @@ SPEC = SweepSpec("seed-a800", (JobSpec(per_su=True),))
 @pytest.fixture(scope="module")
 def scheduler() -> Iterator[str]:
     """Two worker processes of one thread each; closed when the module is done."""
+    # Loopback only, and a free port for the scheduler's HTTP server: with no address it
+    # falls back to the fixed 8787 and warns (an error here) when another run holds it.
     cluster = LocalCluster(  # type: ignore[no-untyped-call]
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
     )
     try:
         yield cluster.scheduler_address
