@@ -16,6 +16,9 @@ out_dir="${1:-$here}"
 mkdir -p "$out_dir"
 work="$(mktemp -d)"
 ibsim_pid=""
+# A socket name of this run's own: two runs at once (or the ibsim backend's tests beside
+# this one) must not talk to each other's simulator.
+export IBSIM_SOCKNAME="harness-dumps-$$"
 
 cleanup() {
     if [ -n "$ibsim_pid" ] && kill -0 "$ibsim_pid" 2>/dev/null; then
