@@ -747,9 +747,15 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
     if args.design is None:
         return _audit_regular(args)
-    design = _load_fabric(args.design)
-    live = load_dump(args.dump, args.fmt)
-    audit = diff_fabrics(live, design, ports=not args.no_ports)
+    # a big dump takes a while to read and compare: say which stage the audit is at
+    with _progress("audit (design, dump, comparison)", "stage") as stage:
+        stage(0, 3)
+        design = _load_fabric(args.design)
+        stage(1, 3)
+        live = load_dump(args.dump, args.fmt)
+        stage(2, 3)
+        audit = diff_fabrics(live, design, ports=not args.no_ports)
+        stage(3, 3)
     faults, notes = faults_from_audit(design, audit)
     jobs = resolve_jobs(load_jobs(args.jobs), design)
     with _progress("N+1 margin of the live state", "case") as progress:

@@ -353,6 +353,18 @@ def test_sweep_a_fabric_file(design: str, capsys: Capsys) -> None:
 # -- harness audit ----------------------------------------------------------------------
 
 
+def test_audit_says_which_stage_it_is_at(
+    design: str, capsys: Capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARNESS_PROGRESS_INTERVAL", "0")  # a line at every step, off a terminal
+    assert main(["audit", dump("rail2x2"), "--design", design, "--json"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    stages = [line.rsplit(", ", 1)[0] for line in err if line.startswith("audit (")]
+    assert stages == [
+        f"audit (design, dump, comparison): {n} of 3 stages ({n / 3:.0%})" for n in range(4)
+    ]
+
+
 def test_audit_clean_dump_exits_0(design: str, capsys: Capsys) -> None:
     assert main(["audit", dump("rail2x2"), "--design", design]) == 0
     out = " ".join(capsys.readouterr().out.split())
