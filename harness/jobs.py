@@ -28,6 +28,53 @@ from harness.fabric.model import Fabric
 
 Failover = Literal["none", "port"]
 FAILOVERS: tuple[Failover, ...] = ("none", "port")
+_KEYS = ("name", "nodes", "per-su", "failover", "timeout")
+
+
+def nccl_ib_timeout_s(timeout: int = 20, retry_cnt: int = 7) -> float:
+    """Seconds NCCL waits on a dead InfiniBand/RoCE peer before the job fails.
+
+    The queue pair's local ACK timeout is 4.096 us x 2^``NCCL_IB_TIMEOUT``,
+    retried ``NCCL_IB_RETRY_CNT`` times, so an operation stalls for
+    4.096 us x 2^timeout x (retry_cnt + 1) before the verbs error reaches
+    NCCL and the collective fails.  Defaults: ``NCCL_IB_TIMEOUT=20`` and
+    ``NCCL_IB_RETRY_CNT=7`` (NCCL 2.23 and later; 2.14 to 2.22 used 18).
+
+    >>> round(nccl_ib_timeout_s(), 1)
+    34.4
+    >>> round(nccl_ib_timeout_s(18), 1)
+    8.6
+    """
+    return 4.096e-6 * float(2**timeout) * (retry_cnt + 1)
+
+
+DEFAULT_TIMEOUT_S = nccl_ib_timeout_s()
+_UNITS = {"ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+DURATION_PATTERN = r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(ms|s|min|m|h)?\s*$"
+_DURATION = re.compile(DURATION_PATTERN)
+
+
+def parse_timeout(raw: Any) -> float:
+    """A job timeout in seconds from a number or a duration string.
+
+    >>> parse_timeout(5), parse_timeout("5s"), parse_timeout("500ms"), parse_timeout("2m")
+    (5.0, 5.0, 0.5, 120.0)
+    """
+    if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+        msg = f"timeout is seconds or a duration such as 5s, 500ms, 2m; got {raw!r}"
+        raise ScenarioError(msg)
+    if isinstance(raw, str):
+        m = _DURATION.match(raw)
+        if m is None:
+            msg = f"timeout {raw!r} is not a duration; write e.g. 5s, 500ms, 2m or 34.4"
+            raise ScenarioError(msg)
+        value = float(m.group(1)) * _UNITS[m.group(2) or "s"]
+    else:
+        value = float(raw)
+    if not (0 < value < float("inf")):
+        msg = f"timeout must be a positive number of seconds, got {raw!r}"
+        raise ScenarioError(msg)
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +85,7 @@ class JobSpec:
     nodes: tuple[str, ...] = ()
     per_su: bool = False
     failover: Failover = "none"
+    timeout: float = DEFAULT_TIMEOUT_S  # seconds a stalled collective waits before the job fails
     origin: Origin | None = field(default=None, compare=False)  # where a jobs file wrote it
 
     def error(self, message: str) -> ScenarioError:
@@ -52,24 +100,25 @@ class JobSpec:
         if not isinstance(raw, dict):
             msg = "a job is a mapping {name: N, nodes: GLOB|[ids]} or {per-su: true}"
             raise ScenarioError(msg)
-        unknown = set(raw) - {"name", "nodes", "per-su", "failover"}
+        unknown = set(raw) - set(_KEYS)
         if unknown:
             import difflib
 
             key = sorted(unknown)[0]
-            near = difflib.get_close_matches(key, ["name", "nodes", "per-su", "failover"], n=1)
+            near = difflib.get_close_matches(key, _KEYS, n=1)
             hint = f"; did you mean {near[0]!r}?" if near else ""
-            msg = f"unknown job key {key!r}{hint} (known: name, nodes, per-su, failover)"
+            msg = f"unknown job key {key!r}{hint} (known: {', '.join(_KEYS)})"
             raise ScenarioError(msg)
         failover = raw.get("failover", "none")
         if failover not in FAILOVERS:
             msg = f"failover is 'none' or 'port', got {failover!r}"
             raise ScenarioError(msg)
+        timeout = parse_timeout(raw["timeout"]) if "timeout" in raw else DEFAULT_TIMEOUT_S
         if raw.get("per-su"):
             if "nodes" in raw or "name" in raw:
                 msg = "per-su jobs take no name or nodes (they are named su01, su02...)"
                 raise ScenarioError(msg)
-            return cls(per_su=True, failover=failover)
+            return cls(per_su=True, failover=failover, timeout=timeout)
         name, nodes = raw.get("name"), raw.get("nodes")
         if not isinstance(name, str) or not name:
             msg = "a job needs a name (or per-su: true)"
@@ -79,16 +128,21 @@ class JobSpec:
         if not (isinstance(nodes, list) and nodes and all(isinstance(n, str) for n in nodes)):
             msg = f"job {name!r} needs nodes: a glob or a list of node ids/globs"
             raise ScenarioError(msg)
-        return cls(name=name, nodes=tuple(nodes), failover=failover)
+        return cls(name=name, nodes=tuple(nodes), failover=failover, timeout=timeout)
 
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """A job resolved against a fabric: server indices in id order."""
+    """A job resolved against a fabric: server indices in id order.
+
+    ``timeout`` is the NCCL-equivalent timeout in seconds: a collective
+    stalled that long makes the job fail (see :func:`nccl_ib_timeout_s`).
+    """
 
     name: str
     servers: tuple[int, ...]
     failover: Failover = "none"
+    timeout: float = DEFAULT_TIMEOUT_S
 
 
 def resolve_jobs(specs: Sequence[JobSpec], fabric: Fabric) -> tuple[Job, ...]:
@@ -103,7 +157,7 @@ def resolve_jobs(specs: Sequence[JobSpec], fabric: Fabric) -> tuple[Job, ...]:
             width = max(2, len(str(fabric.n_sus)))
             for s in sorted(set(su_of.tolist())):
                 members = tuple(int(i) for i in fabric.servers[su_of == s].tolist())
-                jobs.append(Job(f"su{s:0{width}d}", members, spec.failover))
+                jobs.append(Job(f"su{s:0{width}d}", members, spec.failover, spec.timeout))
                 made_by.append(spec)
             continue
         chosen: set[int] = set()
@@ -118,7 +172,7 @@ def resolve_jobs(specs: Sequence[JobSpec], fabric: Fabric) -> tuple[Job, ...]:
                 msg = f"job {spec.name!r}: nodes {pattern!r} match no server{hint}"
                 raise spec.error(msg)
             chosen |= hit
-        jobs.append(Job(spec.name, tuple(sorted(chosen)), spec.failover))
+        jobs.append(Job(spec.name, tuple(sorted(chosen)), spec.failover, spec.timeout))
         made_by.append(spec)
     seen: set[str] = set()
     for job, spec in zip(jobs, made_by, strict=True):

@@ -38,6 +38,7 @@ from harness.fabric.presets import PRESETS
 from harness.faults import AppliedFault
 from harness.faults import Fault
 from harness.faults import FaultKind
+from harness.jobs import DEFAULT_TIMEOUT_S
 from harness.jobs import JobSpec
 from harness.scenario.fabric_ref import build_fabric
 from harness.scenario.model import FabricRef
@@ -184,6 +185,8 @@ def job_to_raw(job: JobSpec | str | Mapping[str, Any]) -> Any:
     }  # fmt: skip
     if job.failover != "none":
         out["failover"] = job.failover
+    if job.timeout != DEFAULT_TIMEOUT_S:
+        out["timeout"] = job.timeout
     return out
 
 

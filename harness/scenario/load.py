@@ -94,7 +94,13 @@ class RawFabricRef(TypedDict, total=False):
 
 RawJob = TypedDict(
     "RawJob",
-    {"name": str, "nodes": str | list[str], "per-su": bool, "failover": str},
+    {
+        "name": str,
+        "nodes": str | list[str],
+        "per-su": bool,
+        "failover": str,
+        "timeout": float | str,
+    },
     total=False,
 )
 

@@ -34,6 +34,8 @@ from harness.fabric.model import Fabric
 from harness.fabric.nodes import NODE_TEMPLATES
 from harness.fabric.presets import PRESETS
 from harness.faults import FAULT_KINDS
+from harness.jobs import DEFAULT_TIMEOUT_S
+from harness.jobs import DURATION_PATTERN
 from harness.jobs import FAILOVERS
 from harness.scenario.load import NAME_RE
 from harness.scenario.load import RESTORE_WORDS
@@ -60,7 +62,7 @@ SCENARIO_DOCS = {
     "backends": "Backends to run on (default [model]).",
     "fabric": "The fabric: exactly one of preset, file or generator, plus params.",
     "expect_fabric_error": "Building the fabric must fail with a message containing this text.",
-    "jobs": "Training jobs: per-su, or {name, nodes, failover}.",
+    "jobs": "Training jobs: per-su, or {name, nodes, failover, timeout}.",
     "checkpoint": "Checkpoint of one job, for the checkpoint_* observations.",
     "steps": "inject / restore / expect steps, run in order.",
 }
@@ -308,14 +310,22 @@ def _step_defs() -> dict[str, Schema]:
 
 def _job_schema() -> Schema:
     failover = {"enum": list(FAILOVERS)}
+    timeout = {
+        "description": "NCCL-equivalent timeout: seconds, or a duration such as 5s, 500ms, 2m "
+        f"(default {DEFAULT_TIMEOUT_S:.1f} s from NCCL_IB_TIMEOUT=20, NCCL_IB_RETRY_CNT=7).",
+        "anyOf": [
+            {"type": "number", "exclusiveMinimum": 0},
+            {"type": "string", "pattern": DURATION_PATTERN},
+        ],
+    }
     return {
-        "description": "per-su, {per-su: true}, or {name, nodes, failover}.",
+        "description": "per-su, {per-su: true}, or {name, nodes, failover, timeout}.",
         "anyOf": [
             {"const": "per-su"},
             {
                 "type": "object",
                 "required": ["per-su"],
-                "properties": {"per-su": {"const": True}, "failover": failover},
+                "properties": {"per-su": {"const": True}, "failover": failover, "timeout": timeout},
                 "additionalProperties": False,
             },
             {
@@ -325,6 +335,7 @@ def _job_schema() -> Schema:
                     "name": {"type": "string", "minLength": 1},
                     "nodes": _one_or_many({"type": "string", "minLength": 1}),
                     "failover": failover,
+                    "timeout": timeout,
                     "per-su": {"const": False},
                 },
                 "additionalProperties": False,

@@ -42,6 +42,7 @@ jobs:
   - name: big
     nodes: "su0[1-2]/*"
     failover: port
+    timeout: 5s
 checkpoint: {size_gb: 112, interval_s: 3600}
 steps:
   - inject: {drain: {tier: spine, all-but: 1}}
@@ -85,6 +86,8 @@ def test_a_full_scenario_loads_into_frozen_dataclasses(tmp_path: Path) -> None:
     assert s.fabric.params == (("sus", 2),)
     assert [j.per_su for j in s.jobs] == [True, False]
     assert s.jobs[1].failover == "port"
+    assert s.jobs[1].timeout == 5.0
+    assert round(s.jobs[0].timeout, 1) == 34.4  # NCCL's IB retry default
     assert s.checkpoint is not None
     assert s.checkpoint.size_gb == 112.0
     assert s.checkpoint.interval_s == 3600.0
@@ -119,10 +122,10 @@ def test_every_piece_knows_where_it_came_from(tmp_path: Path) -> None:
     assert (s.where.line, s.where.column) == (1, 1)
     assert s.fabric.where.line == 6
     lines = [step.where.line for step in s.steps]
-    assert lines == [16, 18, 19, 27, 28]
+    assert lines == [17, 19, 20, 28, 29]
     expect = s.steps[2]
     assert isinstance(expect, ExpectStep)
-    assert [e.where.line for e in expect.expectations] == list(range(20, 27))
+    assert [e.where.line for e in expect.expectations] == list(range(21, 28))
     assert expect.expectations[0].where.column == 7
 
 
@@ -255,7 +258,7 @@ def test_key_paths_name_the_expectation(tmp_path: Path) -> None:
     err = problems_of(text, tmp_path)
     (problem,) = err.problems
     assert problem.key == "steps[2].expect.jobs_lost"
-    assert (problem.line, problem.column) == (21, 18)
+    assert (problem.line, problem.column) == (22, 18)
 
 
 def test_unknown_keys_at_every_level_get_a_did_you_mean(tmp_path: Path) -> None:
@@ -285,8 +288,8 @@ def test_unknown_keys_at_every_level_get_a_did_you_mean(tmp_path: Path) -> None:
 def test_duplicate_keys_are_found_in_nested_mappings(tmp_path: Path) -> None:
     text = GOOD.replace("jobs_lost: 0", "jobs_lost: 0\n      jobs_lost: 1")
     err = problems_of(text, tmp_path)
-    assert "duplicate key 'jobs_lost' (also on line 21)" in str(err)
-    assert err.problems[0].line == 22
+    assert "duplicate key 'jobs_lost' (also on line 22)" in str(err)
+    assert err.problems[0].line == 23
 
 
 def test_a_recursive_alias_is_a_problem_not_a_crash(tmp_path: Path) -> None:
@@ -353,6 +356,10 @@ def test_restore_follows_the_faults_that_are_applied(tmp_path: Path) -> None:
             "must be a mapping",
         ),
         ("params: {sus: 2}", "params: {suss: 2}", "did you mean 'sus'?"),
+        ("timeout: 5s", "timeout: 5 parsecs", "not a duration; write e.g. 5s"),
+        ("timeout: 5s", "timeout: 0", "positive number of seconds"),
+        ("timeout: 5s", "timeout: true", "timeout is seconds or a duration"),
+        ("timeout: 5s", "timeuot: 5s", "did you mean 'timeout'?"),
         ("params: {sus: 2}", "params: [2]", "params must be a mapping"),
         (
             "params: {sus: 2}",
