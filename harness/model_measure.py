@@ -52,7 +52,7 @@ def predict_path(a: Analysis, src: str, dst: str) -> TracedPath:
 
 
 def _port_gbps(a: Analysis) -> dict[int, float]:
-    nic, _, _, cap = a.access
+    nic, cap = a.access.nic, a.access.capacity
     out: dict[int, float] = defaultdict(float)
     for n, c in zip(nic.tolist(), cap.tolist(), strict=True):
         out[n] += c

@@ -214,8 +214,8 @@ def summarize_added(
         for j in after.jobs
         if (b := before.job_busbw_gbs(j)) > 0
     )
-    live_a = after._leaf_uplinks[0]
-    live_b = before._leaf_uplinks[0]
+    live_a = after.leaf_uplinks[0]
+    live_b = before.leaf_uplinks[0]
     leaves = f.leaves[after.up[f.leaves]]
     leaves = leaves[live_b[leaves] > 0]
     uplink = float((live_a[leaves] / live_b[leaves]).min()) if leaves.size else 1.0

@@ -225,6 +225,11 @@ class Fabric:
         return np.flatnonzero(mask).astype(np.int32)
 
     @cached_property
+    def links_by_kind(self) -> dict[LinkKind, IntArray]:
+        """Link indices of each link kind (read-only arrays, computed once)."""
+        return {k: _frozen(self.links_of_kind(k)) for k in LinkKind}
+
+    @cached_property
     def servers(self) -> IntArray:
         return self.indices_of_kind(Kind.NODE)
 

@@ -29,6 +29,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
+from networkx.utils import UnionFind
+
 from harness.errors import FabricDesignError
 from harness.errors import Problem
 from harness.errors import ScenarioError
@@ -339,21 +341,6 @@ def _roles(
     return role, notes
 
 
-class _UnionFind:
-    def __init__(self) -> None:
-        self.up: dict[str, str] = {}
-
-    def find(self, x: str) -> str:
-        self.up.setdefault(x, x)
-        while self.up[x] != x:
-            self.up[x] = self.up[self.up[x]]
-            x = self.up[x]
-        return x
-
-    def union(self, a: str, b: str) -> None:
-        self.up[self.find(a)] = self.find(b)
-
-
 def _width(n: int) -> int:
     return max(2, len(str(n)))
 
@@ -386,15 +373,15 @@ def _leaf_sus(
         for i, a in enumerate(uniq):
             for b in uniq[i + 1 :]:
                 shared[a, b] += 1
-    uf = _UnionFind()
+    uf = UnionFind()
     for sw in leaves:
-        uf.find(sw.key)
+        uf.union(sw.key)
     for (a, b), n in shared.items():
         if n >= min(2, len(served_by[a]), len(served_by[b])):
             uf.union(a, b)
     groups: dict[str, list[str]] = {}
     for sw in leaves:
-        groups.setdefault(uf.find(sw.key), []).append(sw.key)
+        groups.setdefault(uf[sw.key], []).append(sw.key)
 
     def first_host(members: list[str]) -> tuple[int, tuple[tuple[int, int | str], ...]]:
         hs = [h for m in members for h in served_by[m]]

@@ -33,8 +33,6 @@ from functools import cached_property
 import networkx as nx
 import numpy as np
 import numpy.typing as npt
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from harness.analysis import Analysis
 from harness.errors import ScenarioError
@@ -46,6 +44,9 @@ from harness.faults import AppliedFault
 from harness.faults import Fault
 from harness.faults import FaultKind
 from harness.faults import FaultState
+from harness.invariants.connectivity import intra_bad_pairs
+from harness.invariants.topology import components
+from harness.invariants.verdicts import tolerant
 from harness.jobs import Job
 from harness.observation import Observation
 from harness.selectors import Selector
@@ -194,8 +195,7 @@ class CaseEvaluator:
     @cached_property
     def _single_component(self) -> bool:
         """True when every live NIC port of the base reaches one and the same component."""
-        _, _, comp, _ = self.base.access
-        return np.unique(comp).size <= 1
+        return np.unique(self.base.access.comp).size <= 1
 
     @cached_property
     def _switch_graph(self) -> tuple[nx.MultiGraph, frozenset[int], frozenset[int]]:
@@ -293,9 +293,9 @@ class CaseEvaluator:
     @cached_property
     def _uplinks(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """Per element: the base's live leaf uplink Gb/s, and what ratios divide by."""
-        live, full = self.base._leaf_uplinks
+        live, full = self.base.leaf_uplinks
         if self.reference is not None:
-            full = self.reference._leaf_uplinks[0]
+            full = self.reference.leaf_uplinks[0]
         return live, full
 
     @cached_property
@@ -402,23 +402,15 @@ class CaseEvaluator:
         pos = {int(n): i for i, n in enumerate(nodes.tolist())}
         edges = [(pos[a], pos[b], k) for a, b, k in g.edges(keys=True)]
         arr = np.array(edges, dtype=np.int64).reshape(-1, 3)
-        labels = self._components(nodes.size, arr[:, 0], arr[:, 1])
+        labels = components(nodes.size, arr[:, 0], arr[:, 1]).astype(np.int64)
         return nodes, arr[:, 0], arr[:, 1], arr[:, 2], labels
-
-    @staticmethod
-    def _components(
-        n: int, a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]
-    ) -> npt.NDArray[np.int64]:
-        m = coo_matrix((np.ones(a.size, dtype=np.int8), (a, b)), shape=(n, n))
-        _, labels = connected_components(m, directed=False)
-        return labels.astype(np.int64)
 
     def _splits_many(self, nodes: Sequence[int], links: Sequence[int]) -> bool:
         """Does removing these switches and cables split any base component?"""
         order, ea, eb, ek, base = self._switch_arrays
         gone = np.isin(order, np.array(nodes, dtype=np.int64))
         keep = ~(gone[ea] | gone[eb] | np.isin(ek, np.array(links, dtype=np.int64)))
-        labels = self._components(order.size, ea[keep], eb[keep])
+        labels = components(order.size, ea[keep], eb[keep])
         rest = ~gone
         before = np.unique(base[rest]).size
         after = np.unique(np.stack([base[rest], labels[rest]]), axis=1).shape[1]
@@ -735,7 +727,7 @@ class CaseEvaluator:
                 job = self.jobs[j]
                 if len(job.servers) < 2:
                     continue
-                if nic in cut or not self.base._tolerant(job, nic):
+                if nic in cut or not tolerant(f, job, nic):
                     if j not in new_lost:
                         reasons.append(f"{job.name}: {f.ids[nic]} cut off")
                     new_lost.add(j)
@@ -765,13 +757,13 @@ class CaseEvaluator:
             nics_alive = set()
             for g in gpus:
                 comps = [
-                    n for n in self.base._gpu_nics(g) if n not in cut and self.base.nic_comps(n)
+                    n for n in self.base.gpu_nics(g) if n not in cut and self.base.nic_comps(n)
                 ]
                 if not comps:
                     new_e_d[s] += 1
                 nics_alive.update(comps)
-            for group in self.base._nvlink_groups(s):
-                usable = [n for g in group for n in self.base._gpu_nics(g)
+            for group in self.base.nvlink_groups(s):
+                usable = [n for g in group for n in self.base.gpu_nics(g)
                           if n not in cut and self.base.nic_comps(n)]  # fmt: skip
                 if not usable:
                     new_e_p[s] += len(group)
@@ -823,7 +815,8 @@ class CaseEvaluator:
         """New storage bond Gb/s of every server behind a storage switch the case touches.
 
         A switch's uplinks are shared by its live members in proportion, as
-        :meth:`Analysis._storage` does: fewer members raise the others' share.
+        :func:`harness.invariants.storage.storage_bonds` does: fewer members raise
+        the others' share.
         """
         if not lost and not uplink_cut:
             return {}
@@ -853,9 +846,7 @@ class CaseEvaluator:
 
     def _intra_bad(self, server: int) -> int:
         """Base same-server GPU pairs that cannot talk."""
-        groups = self.base._intra_connected(server)
-        n = len(self.base.parts(server, Kind.GPU))
-        return n * (n - 1) // 2 - sum(len(g) * (len(g) - 1) // 2 for g in groups)
+        return intra_bad_pairs(self.base, server)
 
     @cached_property
     def _base_uplink(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
@@ -930,7 +921,7 @@ class CaseEvaluator:
     def _leaf_uplink_ratio(self, a: Analysis) -> float:
         """:meth:`Analysis.leaf_uplink_ratio` of ``a``, divided by this evaluator's reference."""
         f = self.fabric
-        live = a._leaf_uplinks[0]
+        live = a.leaf_uplinks[0]
         _, denom = self._uplinks
         leaves = f.leaves[a.up[f.leaves]]
         has = leaves[denom[leaves] > 0]

@@ -15,6 +15,9 @@ MODULES = (
     "harness.reporting.progress",
     "harness.pytest_plugin",
     "harness.sweep.engine",
+    "harness.analysis",
+    "harness.invariants.topology",
+    "harness.invariants.servers",
 )
 
 

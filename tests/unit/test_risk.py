@@ -347,7 +347,7 @@ def independent_margin(
     after = now
     for fault in change:
         after = after.inject(fault)
-    ref_leaf = ref._leaf_uplinks[0]
+    ref_leaf = ref.leaf_uplinks[0]
     totals: Counter[str] = Counter()
     hits: Counter[str] = Counter()
     for x in single_failures(fabric, DEFAULT_MARGIN_CATEGORIES):
@@ -371,7 +371,7 @@ def independent_margin(
             ("jobs_lost", False): len(set(a.jobs_lost()) - set(ref.jobs_lost())),
             ("uplink", True): a.leaf_uplink_ratio(),
             ("uplink", False): min(
-                (a._leaf_uplinks[0][i] / ref_leaf[i] for i in leaves), default=1.0
+                (a.leaf_uplinks[0][i] / ref_leaf[i] for i in leaves), default=1.0
             ),
             ("bandwidth", True): min((a.job_busbw_ratio(j) for j in jobs), default=1.0),
             ("bandwidth", False): min(
