@@ -111,7 +111,7 @@ _RUNNER = textwrap.dedent(
     import sys, time
     from harness.fabric.generators import two_tier
     from harness.backends.netns.emulation import Emulation
-    from harness.backends.netns.session import cleanup_on_signals
+    from harness.backends.signals import cleanup_on_signals
     f = two_tier(sus=1, nodes_per_su=2, spines=2, leaf_radix=8)
     e = Emulation(f)
     with cleanup_on_signals():

@@ -19,7 +19,6 @@ import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 
 from harness.backends.ibsim import faults
 from harness.backends.ibsim.faults import FaultEffect
@@ -28,6 +27,7 @@ from harness.backends.ibsim.procs import UMAD2SIM
 from harness.backends.ibsim.sim import Simulation
 from harness.backends.ibsim.walk import Routes
 from harness.backends.protocol import Capabilities
+from harness.backends.signals import ClosesOnSignals
 from harness.errors import BackendError
 from harness.fabric.model import COMPUTE_CABLE_KINDS
 from harness.fabric.model import COMPUTE_SWITCH_KINDS
@@ -58,7 +58,7 @@ def unavailable() -> str | None:
     return None
 
 
-class IbsimBackend:
+class IbsimBackend(ClosesOnSignals):
     """A fabric in ibsim, routed by OpenSM (``routing``: ftree, updn, minhop or dor)."""
 
     name = "ibsim"
@@ -150,24 +150,6 @@ class IbsimBackend:
         self.sim = None
         self._effects.clear()
         self._routes = None
-
-    def __enter__(self) -> IbsimBackend:
-        from harness.backends.netns.session import cleanup_on_signals
-
-        self._signals = cleanup_on_signals()
-        self._signals.__enter__()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        try:
-            self.close()
-        finally:
-            self._signals.__exit__(exc_type, exc, tb)
 
 
 def create() -> IbsimBackend:

@@ -25,7 +25,6 @@ import time
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
-from types import TracebackType
 
 from harness.backends.ibsim.limits import IBSIM_LIMITS
 from harness.backends.ibsim.limits import Sizing
@@ -45,6 +44,7 @@ from harness.backends.ibsim.tables import parse_dump_lfts
 from harness.backends.ibsim.tables import parse_wiring
 from harness.backends.ibsim.walk import Routes
 from harness.backends.ibsim.walk import walk
+from harness.backends.signals import ClosesOnSignals
 from harness.errors import BackendError
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
@@ -79,7 +79,7 @@ class Timings:
         return ", ".join(f"{k} {v:.2f} s" for k, v in self.phases.items())
 
 
-class Simulation:
+class Simulation(ClosesOnSignals):
     """ibsim running ``fabric`` and OpenSM routing it; ends both on every way out."""
 
     def __init__(
@@ -219,28 +219,9 @@ class Simulation:
             self.ledger.release()
             self.ledger = None
 
-    def __enter__(self) -> Simulation:
-        from harness.backends.netns.session import cleanup_on_signals
-
-        self._signals = cleanup_on_signals()
-        self._signals.__enter__()
-        try:
-            self.start()
-        except BaseException:
-            self._signals.__exit__(None, None, None)
-            raise
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        try:
-            self.close()
-        finally:
-            self._signals.__exit__(exc_type, exc, tb)
+    def opened(self) -> None:
+        """Entering ``with Simulation(...)`` starts it (inside the signal guard)."""
+        self.start()
 
     # -- what OpenSM did ------------------------------------------------------------
     def routing_engine_used(self) -> str:

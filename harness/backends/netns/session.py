@@ -7,17 +7,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import signal
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 
 from harness.backends.netns import nsutil
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.plan import DEFAULT_SCALE
+from harness.backends.signals import cleanup_on_signals
 from harness.errors import BackendError
 from harness.fabric.model import Fabric
 from harness.ledger import Ledger
@@ -26,25 +23,6 @@ from harness.ledger import run_ids
 from harness.ledger import run_is_live
 from harness.ledger import state_root
 from harness.ledger import teardown_entries
-
-
-@contextlib.contextmanager
-def cleanup_on_signals() -> Iterator[None]:
-    """SIGTERM and SIGHUP end the process through ``finally`` blocks (cleanup runs).
-
-    SIGINT already raises KeyboardInterrupt; SIGKILL cannot be caught, which is
-    what the ledger and ``harness clean`` are for.
-    """
-
-    def _raise(signum: int, _frame: FrameType | None) -> None:
-        raise SystemExit(128 + signum)
-
-    old = {s: signal.signal(s, _raise) for s in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for s, handler in old.items():
-            signal.signal(s, handler)
 
 
 @dataclass(frozen=True, slots=True)
