@@ -91,19 +91,46 @@ def test_spine_kill_moves_routes_and_restore_brings_them_back(state_root: Path) 
         assert sim.routes().balance("su01/leaf-r0") == {5: 14, 6: 14}
 
 
-def test_both_spines_killed_leaves_only_the_sms_own_leaf(state_root: Path) -> None:
+def test_both_spines_killed_every_leaf_island_is_routed_by_an_sm_of_its_own(
+    state_root: Path,
+) -> None:
     f = small_fabric()
     with Simulation(f, root=state_root) as sim:
         for text in ("kill spine-01", "kill spine-02"):
             (fault,) = resolve_faults(f, text, "test")
             faults.inject(sim, fault)
         routes = sim.routes()
-        # the subnet splits into its 8 leaves; OpenSM runs on the last HCA and sees (and
-        # routes) only su02/leaf-r3's island: its 4 HCAs, 4*3 pairs.  The other islands
-        # have no SM at all, so nothing there is routed (nor readable).
+        # the subnet splits into its 8 leaves, each read from an HCA inside it: the master
+        # OpenSM routes su02/leaf-r3's island, a standby (opensm --once) each of the 7 others
+        assert len(sim.islands) == 8
+        assert sim.master_island() is not None
+        assert sim.master_island().wiring.switches == {"su02/leaf-r3"}  # type: ignore[union-attr]
+        assert len(sim.island_engines) == 7
+        # ftree refuses a lone leaf and OpenSM falls back to updn, as configured
+        assert set(sim.island_engines.values()) == {"updn"}
+        assert routes.wiring.switches == {f"su0{s}/leaf-r{r}" for s in (1, 2) for r in range(4)}
+        assert routes.pairs(f) == (8 * 4 * 3, 224)  # within each leaf: 4 HCAs, 4*3 pairs
+        assert routes.hop_histogram() == {2: 96}
+
+
+def test_a_fault_that_cuts_the_master_sm_off_leaves_the_rest_to_a_standby(
+    state_root: Path,
+) -> None:
+    f = small_fabric()
+    with Simulation(f, root=state_root) as sim:
         assert sim.sm_host == "su02/node04/nic3"
-        assert routes.wiring.switches == {"su02/leaf-r3"}
-        assert routes.pairs(f) == (12, 224)
+        (kill,) = resolve_faults(f, "kill su02/leaf-r3", "test")
+        effect = faults.inject(sim, kill)
+        assert sim.master_cut_off()
+        assert sim.master_island() is None
+        assert len(sim.islands) == 1
+        assert list(sim.island_engines.values()) == ["ftree"]  # the standby routes the rest
+        # rail 3 keeps only su01's 4 HCAs (su02/leaf-r3 held su02's, now cut off)
+        assert sim.routes().per_rail(f) == {0: (56, 56), 1: (56, 56), 2: (56, 56), 3: (12, 56)}
+        faults.revert(sim, effect)
+        assert not sim.master_cut_off()
+        assert sim.island_engines == {}  # the master has the whole subnet back
+        assert sim.routes().pairs(f) == (224, 224)
 
 
 def test_access_optic_cuts_one_hca_off(state_root: Path) -> None:
@@ -130,14 +157,13 @@ def test_drain_routes_around_before_the_last_cable_goes(state_root: Path) -> Non
         assert routes.balance("su02/leaf-r3") == {6: 28}
 
 
-def test_a_fault_that_cuts_the_sm_off_is_refused(state_root: Path) -> None:
+def test_a_fault_that_changes_nothing_is_an_error(state_root: Path) -> None:
     f = small_fabric()
     with Simulation(f, root=state_root) as sim:
-        for text in ("kill su02/leaf-r3", "optic su02/leaf-r3:4", "kill su02/node04/nic3"):
-            (fault,) = resolve_faults(f, text, "test")
-            with pytest.raises(BackendError, match="the HCA OpenSM runs on"):
-                faults.inject(sim, fault)
-        assert sim.routes().pairs(f) == (224, 224)  # nothing was touched
+        (cut,) = resolve_faults(f, "cut su01/leaf-r0:5--spine-01:1", "test")
+        faults.inject(sim, cut)
+        with pytest.raises(BackendError, match="would change nothing on ibsim: every port"):
+            faults.inject(sim, cut)
 
 
 def test_degrade_is_not_supported_on_ibsim(state_root: Path) -> None:

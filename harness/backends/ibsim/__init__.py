@@ -7,15 +7,16 @@
 ``walk``     the LFTs walked hop by hop: which HCA pairs have a route, paths, balance
 ``sim``      :class:`Simulation`: start, fault through ibsim's console, re-sweep, measure
 ``faults``   kill, drain, cut, optic through the console, each verified by ibnetdiscover
-``backend``  :class:`IbsimBackend`, the protocol's ``ibsim`` backend -- not registered yet
-             (this package exports no ``create``/``unavailable``): with the SM's island
-             only readable, faults that split the subnet measure SM-less islands as
-             unrouted, where real switches keep their stale LFTs (a mismatch to fix first)
+``islands``  the subnet read island by island, each from an HCA inside it (an SM in each)
+``backend``  :class:`IbsimBackend`, the protocol's ``ibsim`` backend (``create`` and
+             ``unavailable`` for the registry in :mod:`harness.backends`)
 """
 
 from __future__ import annotations
 
 from harness.backends.ibsim.backend import IbsimBackend
+from harness.backends.ibsim.backend import create
+from harness.backends.ibsim.backend import unavailable
 from harness.backends.ibsim.limits import IBSIM_LIMITS
 from harness.backends.ibsim.limits import IbsimLimits
 from harness.backends.ibsim.limits import check_fits
@@ -27,4 +28,6 @@ __all__ = [
     "IbsimLimits",
     "Simulation",
     "check_fits",
+    "create",
+    "unavailable",
 ]

@@ -4,9 +4,8 @@
 
     with Simulation(fabric, routing="ftree") as sim:   # ibsim + OpenSM up (SUBNET UP)
         before = sim.routes()                          # LFTs of every switch, walked
-        sim.unlink_port(link, end=0)                   # a cut, verified by ibnetdiscover
-        sim.resweep()                                  # OpenSM routes around it
-        after = sim.routes()
+        sim.change([port], up=False, what="a cut")     # Unlink, verified by ibnetdiscover,
+        after = sim.routes()                           # every island routed again
 
 Everything lives in the run's ledger directory (``STATE_ROOT/<run-id>/ibsim``):
 the net file, OpenSM's config, cache, dumps and log, the tools' ``sys-<pid>``
@@ -15,22 +14,32 @@ so two runs at once never meet.  Both daemons are in the ledger before they
 run and are ended by PID on every way out (``close``, an exception,
 SIGINT/SIGTERM/SIGHUP through ``cleanup_on_signals``); after a SIGKILL,
 ``harness clean`` ends them from the ledger.
+
+The subnet is read island by island (:mod:`.islands`): after a split, every
+island is routed by an SM inside it -- the master OpenSM in its own, an
+``opensm --once`` started on an HCA of each other island (a standby taking
+over) -- and its tables are read from inside it.
 """
 
 from __future__ import annotations
 
 import re
 import signal
+import subprocess
 import time
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
+from harness.backends.ibsim.islands import Island
+from harness.backends.ibsim.islands import discover
+from harness.backends.ibsim.islands import merged
 from harness.backends.ibsim.limits import IBSIM_LIMITS
 from harness.backends.ibsim.limits import Sizing
 from harness.backends.ibsim.limits import check_fits
 from harness.backends.ibsim.net import CablePort
 from harness.backends.ibsim.net import IbsimNames
+from harness.backends.ibsim.net import cable_ends
 from harness.backends.ibsim.net import net_file
 from harness.backends.ibsim.procs import Owned
 from harness.backends.ibsim.procs import run_tool
@@ -47,6 +56,7 @@ from harness.backends.ibsim.walk import walk
 from harness.backends.signals import ClosesOnSignals
 from harness.errors import BackendError
 from harness.errors import ScenarioError
+from harness.fabric.model import COMPUTE_CABLE_KINDS
 from harness.fabric.model import Fabric
 from harness.ledger import Ledger
 
@@ -65,6 +75,7 @@ force_link_speed_ext 0
 force_link_width 0
 """
 _READY = "Network simulator ready"
+_VERIFY_S = 10.0  # seconds for ibsim to apply console lines before a fault "changed nothing"
 _SUBNET_UP = "SUBNET UP"
 _ENGINE = re.compile(r"osm_ucast_mgr_process: (\S+) tables configured on all switches")
 
@@ -107,14 +118,30 @@ class Simulation(ClosesOnSignals):
         self.ibsim: Owned | None = None
         self.opensm: Owned | None = None
         self.timings = Timings()
+        self.islands: list[Island] = []  # as last read (route_islands)
+        self.island_engines: dict[str, str] = {}  # other islands' host -> engine their SM used
+        self.down: set[int] = set()  # compute cables unlinked now (link indices)
+        # what each island the master cannot reach is made of -> the engine its SM used
+        self._routed: dict[frozenset[tuple[tuple[str, int], tuple[str, int]]], str] = {}
+        self._standbys = 0
+        self._cable = {
+            p: li for li in self.fabric.links_of_kind(*COMPUTE_CABLE_KINDS).tolist()
+            for p in cable_ends(fabric, int(li))
+        }  # fmt: skip
+        self._hca_port: dict[str, tuple[str, int]] = {}
+        for nic in self.names.hcas:
+            for li in fabric.links_at(nic).tolist():
+                if int(li) in self._cable.values():
+                    a, b = cable_ends(fabric, int(li))
+                    far = b if a.node == fabric.ids[nic] else a
+                    self._hca_port[self.names.desc_of[nic]] = (far.node, far.port)
 
     @property
     def sm_host(self) -> str:
-        """The rail NIC whose HCA OpenSM runs on: the last server's last rail.
+        """The rail NIC whose HCA the master OpenSM runs on: the last server's last rail.
 
-        ibsim runs one SM; a fault that cuts this HCA off (its cable, its leaf)
-        is refused by :func:`~harness.backends.ibsim.faults.inject` rather than
-        measured as a fabric without a subnet manager.
+        An island the master cannot reach (a split, or this HCA cut off) is
+        routed by an SM of its own (:meth:`route_islands`).
         """
         return self.fabric.ids[max(self.names.hcas)]
 
@@ -152,31 +179,37 @@ class Simulation(ClosesOnSignals):
         wait_for(self.ibsim, lambda t: _READY in t, self.timeout, "'Network simulator ready'")
         self.timings.phases["ibsim ready"] = time.monotonic() - t0
         t1 = time.monotonic()
-        env = sim_env(self.sockname, preload=True)
-        env["SIM_HOST"] = self.sm_host  # the HCA OpenSM runs on (ibsim node id)
-        env["OSM_TMP_DIR"] = str(self.dir)
-        env["OSM_CACHE_DIR"] = str(self.dir)
         self.opensm = start_owned(
             self.ledger,
             "opensm",
-            [
-                "opensm",
-                "-F",
-                str(self.dir / "opensm.conf"),
-                "-f",
-                str(self.dir / "opensm.log"),
-                "--dump_files_dir",
-                str(self.dir),
-                "-R",
-                ROUTING_ENGINES[self.routing],
-                "-s",
-                str(self.sweep_interval),
-            ],
+            [*self._opensm_argv(self.dir), "-s", str(self.sweep_interval)],
             cwd=self.dir,
-            env=env,
+            env=self._opensm_env(self.sm_host, self.dir),
             log=self.dir / "opensm.out",
         )
         self.timings.phases["SUBNET UP"] = self.wait_routed(0, t1, "SUBNET UP")
+        self.route_islands()  # parts the master cannot reach (a fabric of several planes)
+
+    def _opensm_env(self, host: str, workdir: Path) -> dict[str, str]:
+        env = sim_env(self.sockname, preload=True)
+        env["SIM_HOST"] = host  # the HCA OpenSM runs on (ibsim node id)
+        env["OSM_TMP_DIR"] = str(workdir)
+        env["OSM_CACHE_DIR"] = str(workdir)  # its own guid2lid cache
+        return env
+
+    def _opensm_argv(self, workdir: Path) -> list[str]:
+        assert self.dir is not None
+        return [
+            "opensm",
+            "-F",
+            str(self.dir / "opensm.conf"),
+            "-f",
+            str(workdir / "opensm.log"),
+            "--dump_files_dir",
+            str(workdir),
+            "-R",
+            ROUTING_ENGINES[self.routing],
+        ]
 
     def _osm_log(self) -> str:
         assert self.dir is not None
@@ -239,48 +272,166 @@ class Simulation(ClosesOnSignals):
         self.opensm.proc.send_signal(signal.SIGHUP)
         return self.wait_routed(mark, t0, "SUBNET UP after a re-sweep")
 
-    # -- reading the fabric -----------------------------------------------------------
-    def _tool(self, *argv: str) -> str:
+    # -- reading the fabric, island by island --------------------------------------------
+    def _tool(self, *argv: str, host: str | None = None) -> str:
         assert self.dir is not None
         env = sim_env(self.sockname, preload=True)
-        env["SIM_HOST"] = self.sm_host  # read the fabric from where the SM sees it
+        env["SIM_HOST"] = host or self.sm_host  # the HCA the tool attaches at
         return run_tool(list(argv), cwd=self.dir, env=env)
 
-    def lfts(self) -> Lfts:
+    def read_islands(self) -> list[Island]:
+        """Every island, each read with ``ibnetdiscover`` from an HCA inside it."""
         t0 = time.monotonic()
-        out = parse_dump_lfts(self._tool("dump_lfts"))
-        self.timings.phases["dump_lfts"] = time.monotonic() - t0
-        return out
+        master = self.fabric.index[self.sm_host]
+        order = [master, *sorted(h for h in self.names.hcas if h != master)]
+        self.islands = discover(
+            lambda host: parse_wiring(self._tool("ibnetdiscover", host=host)),
+            [(self.fabric.ids[h], self.names.desc_of[h]) for h in order],
+            self._hca_port.get,
+        )
+        self.timings.phases["ibnetdiscover"] = time.monotonic() - t0
+        return self.islands
 
     def wiring(self) -> Wiring:
+        """The live links of every island."""
+        return merged(self.read_islands())
+
+    def lfts(self, islands: list[Island] | None = None) -> Lfts:
+        """Every switch's LFT, each island's read with ``dump_lfts`` from inside it."""
         t0 = time.monotonic()
-        out = parse_wiring(self._tool("ibnetdiscover"))
-        self.timings.phases["ibnetdiscover"] = time.monotonic() - t0
-        return out
+        tables: dict[str, dict[str, int]] = {}
+        lids: dict[str, int] = {}
+        for island in self.islands if islands is None else islands:
+            got = parse_dump_lfts(self._tool("dump_lfts", host=island.host))
+            tables |= got.tables
+            lids |= got.lids
+        self.timings.phases["dump_lfts"] = time.monotonic() - t0
+        return Lfts(tables, lids)
 
     def routes(self) -> Routes:
         """Every HCA pair's route, from every switch's LFT, walked over the live wiring."""
-        lfts, wiring = self.lfts(), self.wiring()
+        islands = self.read_islands()
+        lfts, wiring = self.lfts(islands), merged(islands)
         t0 = time.monotonic()
         out = walk(lfts, wiring, self.names)
         self.timings.phases["LFT walk"] = time.monotonic() - t0
         return out
 
+    # -- an SM in every island ------------------------------------------------------------
+    def master_island(self) -> Island | None:
+        """The island the master OpenSM is in (None: its HCA is cut off)."""
+        return next((i for i in self.islands if i.host == self.sm_host), None)
+
+    def route_islands(self) -> list[Island]:
+        """Read the islands; route each one the master cannot reach with an SM inside it.
+
+        An island is routed again only when it is not exactly as it was at the last read
+        (then nothing can have changed it: no link joined it to the master since).
+        """
+        routed: dict[frozenset[tuple[tuple[str, int], tuple[str, int]]], str] = {}
+        for island in self.read_islands():
+            if island.host == self.sm_host:
+                continue
+            engine = self._routed.get(island.signature)
+            routed[island.signature] = engine or self._standby_sweep(island)
+        self._routed = routed
+        self.island_engines = {
+            i.host: routed[i.signature] for i in self.islands if i.host != self.sm_host
+        }
+        return self.islands
+
+    def _standby_sweep(self, island: Island) -> str:
+        """``opensm --once`` on ``island.host``: the island's standby SM, master there."""
+        assert self.ledger is not None
+        assert self.dir is not None
+        self._standbys += 1
+        workdir = self.dir / f"sm-{self._standbys}"
+        workdir.mkdir()
+        sm = start_owned(
+            self.ledger,
+            f"opensm --once on {island.host}",
+            [*self._opensm_argv(workdir), "--once"],
+            cwd=workdir,
+            env=self._opensm_env(island.host, workdir),
+            log=workdir / "opensm.out",
+        )
+        try:
+            sm.proc.wait(self.timeout)
+        except subprocess.TimeoutExpired:
+            sm.stop()
+            msg = f"opensm --once on {island.host} did not finish within {self.timeout:g} s"
+            raise BackendError(msg) from None
+        log = (workdir / "opensm.log").read_text(errors="replace")
+        engines = _ENGINE.findall(log)
+        if sm.proc.returncode != 0 or _SUBNET_UP not in log or not engines:
+            msg = (
+                f"opensm --once on {island.host} did not route its island "
+                f"(status {sm.proc.returncode}; log in {workdir})"
+            )
+            raise BackendError(msg)
+        return str(engines[-1])
+
+    # -- changes: console lines, then every island routed again ----------------------------
+    def _touches_master(self, ports: list[CablePort]) -> bool:
+        island = self.master_island()
+        nodes = {self.fabric.ids[self.fabric.index[self.sm_host]]}
+        for p in ports:
+            for end in cable_ends(self.fabric, self._cable[p]):
+                desc = self.names.desc_of[self.fabric.index[end.node]]
+                if end.node in nodes or (island is not None and island.holds(desc)):
+                    return True
+        return False
+
+    def master_cut_off(self) -> bool:
+        """Whether the master SM's own cable is down (it then routes nothing)."""
+        desc = self.names.desc_of[self.fabric.index[self.sm_host]]
+        leaf = self._hca_port.get(desc)
+        return leaf is None or self._cable[CablePort(*leaf)] in self.down
+
+    def change(self, ports: list[CablePort], *, up: bool, what: str) -> float:
+        """Unlink (``up=False``) or ReLink ``ports``, verify it, wait until every island is
+        routed again; the seconds from the first console line to the last island routed."""
+        if all((self._cable[p] in self.down) != up for p in ports):
+            state = "up" if up else "down"
+            msg = f"{what} would change nothing on ibsim: every port of it is already {state}"
+            raise BackendError(msg)
+        t0 = time.monotonic()
+        touched = self._touches_master(ports)
+        mark = self.routings_done()
+        for p in ports:
+            self.console(f'{"ReLink" if up else "Unlink"} "{p.node}"[{p.port}]')
+            (self.down.discard if up else self.down.add)(self._cable[p])
+        if touched and not self.master_cut_off():
+            self.wait_routed(mark, t0, what)
+        self._verify(ports, up=up, what=what)
+        self.route_islands()
+        return time.monotonic() - t0
+
+    def _verify(self, ports: list[CablePort], *, up: bool, what: str) -> None:
+        """The ports are in the state asked for (ibsim applies console lines on its own time).
+
+        A fault that changed nothing is an error, never a silent pass.
+        """
+        deadline = time.monotonic() + _VERIFY_S
+        while True:
+            wiring = merged(self.read_islands())
+            wrong = [
+                f"{p.node}[{p.port}]"
+                for p in ports
+                if wiring.linked(self.names.desc_of[self.fabric.index[p.node]], p.port) != up
+            ]
+            if not wrong:
+                return
+            if time.monotonic() > deadline:
+                state = "still linked" if not up else "still down"
+                msg = (
+                    f"{what} changed nothing on ibsim for {', '.join(wrong[:6])}: ibnetdiscover "
+                    f"shows the port{'s' if len(wrong) > 1 else ''} {state}"
+                )
+                raise BackendError(msg)
+            time.sleep(0.05)
+
     # -- the console --------------------------------------------------------------------
     def console(self, line: str) -> None:
         assert self.ibsim is not None
         write_console(self.ibsim, line)
-
-    def unlink(self, port: CablePort) -> None:
-        """Unlink one port (both ends of its cable go down)."""
-        self.console(f'Unlink "{port.node}"[{port.port}]')
-
-    def unlink_node(self, node: str) -> None:
-        """Unlink every port of a node (a switch killed)."""
-        self.console(f'Unlink "{node}"')
-
-    def relink(self, port: CablePort) -> None:
-        self.console(f'ReLink "{port.node}"[{port.port}]')
-
-    def relink_node(self, node: str) -> None:
-        self.console(f'ReLink "{node}"')
