@@ -33,7 +33,6 @@ from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
-from scipy.sparse import csr_matrix
 
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
@@ -50,6 +49,11 @@ from harness.invariants.bandwidth import FlowCounts
 from harness.invariants.bandwidth import RingFlow
 from harness.invariants.capacity import FloatArray
 from harness.invariants.connectivity import Island
+from harness.invariants.paths import RouteGraph
+from harness.invariants.reach import LeafReach
+from harness.invariants.reach import PathRule
+from harness.invariants.reach import Signature
+from harness.invariants.reach import leaf_reach
 from harness.invariants.topology import AccessPorts
 from harness.invariants.topology import IntArray
 from harness.invariants.verdicts import JobVerdict
@@ -73,10 +77,12 @@ class Analysis:
         jobs: Sequence[Job] = (),
         *,
         healthy: Analysis | None = None,
+        paths: PathRule = "up-down",
     ) -> None:
         self.fabric = fabric
         self.obs = observation
         self.jobs = tuple(jobs)
+        self.paths: PathRule = paths
         self._healthy = healthy
         self._parts_cache: dict[tuple[int, Kind], list[int]] = {}
         self._groups_cache: dict[tuple[str, int], list[list[int]]] = {}
@@ -92,7 +98,8 @@ class Analysis:
             return self._healthy
         if topology.is_healthy(self.fabric, self.obs):
             return self
-        return Analysis(self.fabric, topology.healthy_observation(self.fabric), self.jobs)
+        obs = topology.healthy_observation(self.fabric)
+        return Analysis(self.fabric, obs, self.jobs, paths=self.paths)
 
     # -- topology ----------------------------------------------------------------
     @property
@@ -113,19 +120,29 @@ class Analysis:
 
     @cached_property
     def access(self) -> AccessPorts:
-        """Live access ports: NIC, port number, component, capacity Gb/s."""
+        """Live access ports: NIC, port number, leaf, component, capacity Gb/s."""
         return topology.access_ports(self.fabric, self.obs, self.switch_component)
 
     @cached_property
-    def nic_ports(self) -> dict[int, dict[int, int]]:
-        """NIC -> {port: component} over live ports."""
-        return self.access.by_nic()
+    def reach(self) -> LeafReach:
+        """Which live leaves reach which under :attr:`paths` (``up-down`` or ``shortest``)."""
+        return leaf_reach(self.fabric, self.obs, self.paths, self.switch_component)
 
-    def nic_comps(self, nic: int) -> frozenset[int]:
-        """The switch components a NIC's live ports reach."""
+    @cached_property
+    def nic_ports(self) -> dict[int, dict[int, Signature]]:
+        """NIC -> {port: signature of its leaf} over live ports (two ports reach each other
+        iff their signatures meet)."""
+        sig = self.reach.signature
+        return {
+            nic: {p: sig[leaf] for p, leaf in ports.items()}
+            for nic, ports in self.access.by_nic().items()
+        }
+
+    def nic_comps(self, nic: int) -> Signature:
+        """What a NIC's live ports reach: two NICs can talk iff theirs meet."""
         got = self._comps_cache.get(nic)
         if got is None:
-            got = self._comps_cache[nic] = frozenset(self.nic_ports.get(nic, {}).values())
+            got = self._comps_cache[nic] = frozenset().union(*self.nic_ports.get(nic, {}).values())
         return got
 
     def nic_leaves(self, nic: int) -> list[int]:
@@ -214,14 +231,15 @@ class Analysis:
 
     # -- paths -----------------------------------------------------------------
     @cached_property
-    def switch_graph(self) -> csr_matrix:
-        """The live switch graph (sparse adjacency over element indices)."""
-        return paths.switch_graph(self.fabric, self.obs)
+    def switch_graph(self) -> RouteGraph:
+        """The graph routes under :attr:`paths` are searched in."""
+        return paths.switch_graph(self.fabric, self.obs, self.paths)
 
     def nic_route(self, a: int, b: int) -> tuple[int, ...] | None:
-        """The switches of one shortest live path from NIC ``a`` to NIC ``b`` (None: none).
+        """The switches of one shortest route from NIC ``a`` to NIC ``b`` (None: none).
 
-        Every shortest path is as good (ECMP): compare lengths and tiers, not ids.
+        Routes follow :attr:`paths`; every shortest route is as good (ECMP):
+        compare lengths and tiers, not ids.
         """
         return paths.nic_route(self.fabric, self.obs, self.switch_graph, a, b)
 
@@ -237,7 +255,7 @@ class Analysis:
 
     def judge(self, job: Job) -> JobVerdict:
         """The verdict on one job (uncached; :attr:`verdicts` caches the jobs')."""
-        return verdicts.judge(self.fabric, self.obs, self, self.nic_ports, job)
+        return verdicts.judge(self.fabric, self.obs, self, self.nic_ports, job, paths=self.paths)
 
     def tolerant(self, job: Job, nic: int) -> bool:
         """Whether ``nic`` survives the loss of one of its ports for ``job``."""
@@ -245,7 +263,7 @@ class Analysis:
 
     def explain_nic(self, nic: int) -> str:
         """Why a NIC is cut off, naming the element or cable at fault."""
-        return verdicts.explain_nic(self.fabric, self.obs, nic)
+        return verdicts.explain_nic(self.fabric, self.obs, nic, paths=self.paths)
 
     def jobs_lost(self) -> list[str]:
         return [v.name for v in self.verdicts if v.lost]

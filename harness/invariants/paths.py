@@ -1,6 +1,10 @@
-"""Paths between NICs and GPUs over the live switch graph (pure).
+"""Paths between NICs and GPUs over the routes the fabric's routing uses (pure).
 
-Every shortest live path is as good (ECMP): compare lengths and tiers, not ids.
+Under ``up-down`` routing (the default; see :mod:`harness.invariants.reach`) a
+route climbs from the source leaf and descends to the destination leaf, never
+down and up again through a lower tier; under ``shortest`` any live path.  The
+route is a shortest one of those (every shortest route is as good, ECMP:
+compare lengths and tiers, not ids).
 Path classes between two GPUs: ``nvlink`` (same server, 0 switches), ``pcie``
 (same server, through the CPUs), ``rail-local`` (one leaf), ``cross-rail``
 (same SU: leaf, spine, leaf), ``cross-su`` (different SUs, through a spine),
@@ -9,15 +13,20 @@ Path classes between two GPUs: ``nvlink`` (same server, 0 switches), ``pcie``
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
 from harness.errors import ScenarioError
+from harness.fabric.model import COMPUTE_SWITCH_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
+from harness.invariants.reach import PathRule
 from harness.invariants.servers import ServerView
+from harness.invariants.topology import kind_mask
 from harness.invariants.topology import live_switch_links
 from harness.invariants.topology import nic_leaves
 from harness.observation import Observation
@@ -25,35 +34,72 @@ from harness.observation import Observation
 Route = tuple[int, ...]
 
 
-def switch_graph(fabric: Fabric, obs: Observation) -> csr_matrix:
-    """The live switch graph as a sparse adjacency matrix over element indices."""
+@dataclass(frozen=True, slots=True)
+class RouteGraph:
+    """The graph routes are searched in.
+
+    ``shortest``: the live switch graph over element indices.  ``up-down``:
+    two copies of it, directed: element ``x`` going up is node ``x``, going
+    down is node ``n + x``; up-links lead up in the first copy and down in the
+    second, and every switch may turn from up to down (``x -> n + x``), never
+    back, so every path is up-down.
+    """
+
+    rule: PathRule
+    matrix: csr_matrix
+    n: int
+
+    def ends(self, leaves_a: list[int], leaves_b: list[int]) -> tuple[list[int], list[int]]:
+        """The nodes a route starts at and ends at."""
+        if self.rule == "shortest":
+            return leaves_a, leaves_b
+        return leaves_a, [self.n + x for x in leaves_b]
+
+
+def switch_graph(fabric: Fabric, obs: Observation, rule: PathRule = "up-down") -> RouteGraph:
+    """The graph routes under ``rule`` are searched in."""
     links = live_switch_links(fabric, obs)
     n = fabric.n_elements
-    return coo_matrix(
-        (np.ones(links.size), (fabric.link_a[links], fabric.link_b[links])), shape=(n, n)
-    ).tocsr()
+    lo, hi = fabric.link_a[links], fabric.link_b[links]
+    if rule == "shortest":
+        m = coo_matrix((np.ones(links.size), (lo, hi)), shape=(n, n)).tocsr()
+        return RouteGraph(rule, m, n)
+    turn = np.flatnonzero(kind_mask(fabric, COMPUTE_SWITCH_KINDS) & obs.element_up)
+    rows = np.concatenate([lo, n + hi, turn])
+    cols = np.concatenate([hi, n + lo, n + turn])
+    m = coo_matrix((np.ones(rows.size), (rows, cols)), shape=(2 * n, 2 * n)).tocsr()
+    return RouteGraph(rule, m, n)
 
 
-def _shortest(graph: csr_matrix, leaves_a: list[int], leaves_b: list[int]) -> Route | None:
-    """The switches of one shortest path from a leaf of ``leaves_a`` to one of ``leaves_b``."""
+def _shortest(graph: RouteGraph, leaves_a: list[int], leaves_b: list[int]) -> Route | None:
+    """The switches of one shortest route from a leaf of ``leaves_a`` to one of ``leaves_b``."""
+    src, dst = graph.ends(leaves_a, leaves_b)
     dist, pred = shortest_path(
-        graph, directed=False, unweighted=True, indices=leaves_a, return_predecessors=True
+        graph.matrix,
+        directed=graph.rule != "shortest",
+        unweighted=True,
+        indices=src,
+        return_predecessors=True,
     )
-    sub = dist[:, leaves_b]
+    sub = dist[:, dst]
     if not np.isfinite(sub.min()):
         return None
     i, j = np.unravel_index(int(np.argmin(sub)), sub.shape)
-    node, hops = leaves_b[int(j)], []
+    node, nodes = dst[int(j)], []
     while node >= 0:
-        hops.append(int(node))
-        if node == leaves_a[int(i)]:
+        nodes.append(int(node))
+        if node == src[int(i)]:
             break
         node = int(pred[int(i), node])
-    return tuple(reversed(hops))
+    route: list[int] = []
+    for x in reversed(nodes):  # the turn from up to down stays at one switch
+        if not route or route[-1] != x % graph.n:
+            route.append(x % graph.n)
+    return tuple(route)
 
 
-def nic_route(fabric: Fabric, obs: Observation, graph: csr_matrix, a: int, b: int) -> Route | None:
-    """The switches of one shortest live path from NIC ``a`` to NIC ``b`` (None: none)."""
+def nic_route(fabric: Fabric, obs: Observation, graph: RouteGraph, a: int, b: int) -> Route | None:
+    """The switches of one shortest route from NIC ``a`` to NIC ``b`` (None: none)."""
     if not (obs.element_up[a] and obs.element_up[b]):
         return None
     leaves_a, leaves_b = nic_leaves(fabric, obs, a), nic_leaves(fabric, obs, b)
@@ -80,7 +126,7 @@ def gpu_path(
     fabric: Fabric,
     obs: Observation,
     view: ServerView,
-    graph: csr_matrix,
+    graph: RouteGraph,
     pair: tuple[int, int],
     *,
     pxn: bool = False,

@@ -86,17 +86,19 @@ def switch_components(fabric: Fabric, obs: Observation) -> IntArray:
 
 @dataclass(frozen=True, slots=True)
 class AccessPorts:
-    """Live access ports, one row each: NIC, port number, switch component, capacity (Gb/s)."""
+    """Live access ports, one row each: NIC, port number, leaf, switch component, capacity
+    (Gb/s)."""
 
     nic: IntArray
     port: IntArray
+    leaf: IntArray
     comp: IntArray
     capacity: npt.NDArray[np.float64]
 
     def by_nic(self) -> dict[int, dict[int, int]]:
-        """NIC -> {port: component}."""
+        """NIC -> {port: leaf}."""
         out: dict[int, dict[int, int]] = defaultdict(dict)
-        for n, p, c in zip(self.nic.tolist(), self.port.tolist(), self.comp.tolist(), strict=True):
+        for n, p, c in zip(self.nic.tolist(), self.port.tolist(), self.leaf.tolist(), strict=True):
             out[n][p] = c
         return out
 
@@ -111,6 +113,7 @@ def access_ports(fabric: Fabric, obs: Observation, comp: IntArray) -> AccessPort
     return AccessPorts(
         f.link_a[links][ok].astype(np.int32),
         f.link_a_port[links][ok].astype(np.int32),
+        f.link_b[links][ok].astype(np.int32),
         leaf_comp[ok].astype(np.int32),
         cap[links][ok],
     )

@@ -18,12 +18,15 @@ from dataclasses import dataclass
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.invariants.reach import PathRule
+from harness.invariants.reach import Signature
 from harness.invariants.servers import ServerView
 from harness.invariants.servers import internal_adjacency
+from harness.invariants.topology import nic_leaves
 from harness.jobs import Job
 from harness.observation import Observation
 
-NicPorts = Mapping[int, Mapping[int, int]]  # NIC -> {port: component}
+NicPorts = Mapping[int, Mapping[int, Signature]]  # NIC -> {port: what it reaches}
 MAX_NICS_NAMED = 8
 
 
@@ -49,6 +52,8 @@ def judge(
     view: ServerView,
     nic_ports: NicPorts,
     job: Job,
+    *,
+    paths: PathRule = "up-down",
 ) -> JobVerdict:
     """The verdict on one job."""
     f = fabric
@@ -75,7 +80,7 @@ def judge(
                     culprits.append(f.link_ids[link])
     if len(job.servers) >= 2:
         for r in range(f.rails):
-            why, who = _judge_rail(f, obs, view, nic_ports, job, rail=r)
+            why, who = _judge_rail(f, obs, view, nic_ports, job, rail=r, paths=paths)
             reasons += why
             culprits += who
     return JobVerdict(job.name, bool(reasons), tuple(reasons), tuple(dict.fromkeys(culprits)))
@@ -89,6 +94,7 @@ def _judge_rail(
     job: Job,
     *,
     rail: int,
+    paths: PathRule,
 ) -> tuple[list[str], list[str]]:
     """(reasons, culprits) of the job's NICs on ``rail`` that cannot reach the others."""
     up = obs.element_up
@@ -107,14 +113,18 @@ def _judge_rail(
         if not up[n] or not ports or (not tolerant(f, job, n) and len(ports) < need):
             bad.append(n)
     if not bad:
-        # reachability: strict = same component per port; tolerant = any shared component
-        keys: dict[tuple[tuple[int, int], ...], list[int]] = defaultdict(list)
+        # reachability: strict = port p of each NIC reaches port p of every other;
+        # tolerant = some port of each reaches some port of the other
+        keys: dict[tuple[tuple[int, Signature], ...], list[int]] = defaultdict(list)
         for n in nics:
             if not tolerant(f, job, n):
                 keys[tuple(sorted(nic_ports[n].items()))].append(n)
-        if len(keys) > 1:
-            by_size = sorted(keys.values(), key=len)
-            bad.extend(n for g in by_size[:-1] for n in g)
+        kk = sorted(keys, key=lambda k: len(keys[k]))
+        for i, ka in enumerate(kk):
+            for kb in kk[i + 1 :]:
+                pa, pb = dict(ka), dict(kb)
+                if any(not (pa[p] & pb[p]) for p in pa.keys() & pb.keys()):
+                    bad.extend(keys[ka])  # the smaller group (of equals, the earlier)
         sigs: dict[frozenset[int], list[int]] = defaultdict(list)
         for n in nics:
             sigs[view.nic_comps(n)].append(n)
@@ -126,7 +136,7 @@ def _judge_rail(
                     bad.extend(sigs[smaller])
     named = sorted(set(bad))
     for n in named[:MAX_NICS_NAMED]:
-        why = explain_nic(f, obs, n)
+        why = explain_nic(f, obs, n, paths=paths)
         reasons.append(f"{f.ids[n]} (rail {rail}) cannot reach the job's other NICs: {why}")
         culprits.append(f.ids[n])
     if len(named) > MAX_NICS_NAMED:
@@ -134,7 +144,7 @@ def _judge_rail(
     return reasons, culprits
 
 
-def explain_nic(fabric: Fabric, obs: Observation, nic: int) -> str:
+def explain_nic(fabric: Fabric, obs: Observation, nic: int, *, paths: PathRule = "up-down") -> str:
     """Why a NIC is cut off, naming the element or cable at fault."""
     f = fabric
     up, cap = obs.element_up, obs.link_capacity
@@ -159,4 +169,12 @@ def explain_nic(fabric: Fabric, obs: Observation, nic: int) -> str:
             ]  # fmt: skip
             if not ups:
                 causes.append(f"leaf {f.ids[leaf]} has no live uplink")
-    return "; ".join(causes) or "its fabric component differs from the others'"
+    if causes:
+        return "; ".join(causes)
+    if paths == "up-down":
+        leaves = ", ".join(f.ids[x] for x in nic_leaves(f, obs, nic))
+        return (
+            f"no up-down route: no live spine or core is above both its leaf ({leaves}) and "
+            "theirs (up-down routing never goes down and up again through a lower tier)"
+        )
+    return "its fabric component differs from the others'"

@@ -45,6 +45,8 @@ from harness.faults import Fault
 from harness.faults import FaultKind
 from harness.faults import FaultState
 from harness.invariants.connectivity import intra_bad_pairs
+from harness.invariants.reach import PathRule
+from harness.invariants.reach import UpDownIndex
 from harness.invariants.topology import components
 from harness.invariants.verdicts import tolerant
 from harness.jobs import Job
@@ -169,23 +171,26 @@ class CaseEvaluator:
         *,
         bisection: bool = False,
         reference: Analysis | None = None,
+        paths: PathRule | None = None,
     ) -> None:
         self.fabric = fabric
         self.jobs = tuple(jobs)
         self.state = base or FaultState.healthy(fabric)
         self.bisection = bisection
         self.reference = reference
+        self.paths: PathRule = paths or (reference.paths if reference else "up-down")
         healthy_state = FaultState.healthy(fabric)
-        self.healthy = Analysis(fabric, Observation.from_state(healthy_state), self.jobs)
+        self.healthy = self._analysis(healthy_state, healthy=False)
         # with no faults present the base is the healthy fabric: analyse it once
-        self.base = (
-            self.healthy
-            if self.state.is_healthy
-            else Analysis(
-                fabric, Observation.from_state(self.state), self.jobs, healthy=self.healthy
-            )
-        )
+        self.base = self.healthy if self.state.is_healthy else self._analysis(self.state)
         self.exact_cases = 0
+
+    def _analysis(self, state: FaultState, *, healthy: bool = True) -> Analysis:
+        """The full analysis of ``state`` under this evaluator's path rule."""
+        ref = self.healthy if healthy else None
+        return Analysis(
+            self.fabric, Observation.from_state(state), self.jobs, healthy=ref, paths=self.paths
+        )
 
     # -- precomputation (one pass) ---------------------------------------------
     @cached_property
@@ -194,8 +199,15 @@ class CaseEvaluator:
 
     @cached_property
     def _single_component(self) -> bool:
-        """True when every live NIC port of the base reaches one and the same component."""
-        return np.unique(self.base.access.comp).size <= 1
+        """True when every live NIC port of the base reaches every other one, under the
+        path rule, as one class (one and the same component under ``shortest``)."""
+        sigs = {s for ports in self.base.nic_ports.values() for s in ports.values()}
+        return len(sigs) <= 1 and all(len(s) == 1 for s in sigs)
+
+    @cached_property
+    def _updown(self) -> UpDownIndex:
+        """Up-down reachability of the base's leaves with live NIC ports, for fast checks."""
+        return UpDownIndex(self.fabric, self.base.obs, self._leaf_ports.keys())
 
     @cached_property
     def _switch_graph(self) -> tuple[nx.MultiGraph, frozenset[int], frozenset[int]]:
@@ -380,7 +392,8 @@ class CaseEvaluator:
 
     # -- evaluation ----------------------------------------------------------------
     def _splits(self, failures: Sequence[Failure]) -> bool:
-        """Does the case split the live switch graph?"""
+        """Does the case split the live switch graph (under ``up-down``: leave two leaves
+        with live NIC ports without an up-down path)?"""
         f = self.fabric
         g, aps, bridges = self._switch_graph
         nodes = [x.index for x in failures if x.kind == "element" and x.index in g]
@@ -388,6 +401,8 @@ class CaseEvaluator:
                  and f.link_kind[x.index] != int(LinkKind.ACCESS)]  # fmt: skip
         if len(nodes) + len(links) == 0:
             return False
+        if self.paths == "up-down":
+            return self._updown.breaks(nodes, links)
         if len(nodes) + len(links) == 1:
             return bool(nodes and nodes[0] in aps) or bool(links and links[0] in bridges)
         return self._splits_many(nodes, links)
@@ -431,6 +446,21 @@ class CaseEvaluator:
         f = self.fabric
         _, aps, bridges = self._switch_graph
         no_flows = self._flows[0].size == 0
+        if self.paths == "up-down":
+
+            def split(i: int) -> bool:  # leaves never carry up-down transit traffic
+                return f.kind[i] != int(Kind.LEAF) and self._updown.breaks((i,), ())
+
+            def cut_splits(i: int) -> bool:
+                return self._updown.breaks((), (i,))
+        else:
+
+            def split(i: int) -> bool:
+                return i in aps
+
+            def cut_splits(i: int) -> bool:
+                return i in bridges
+
         cables: list[int] = []
         nics: list[tuple[int, tuple[int, ...], int]] = []  # (position, NICs cut, dead leaf)
         upper: list[int] = []  # spines and cores
@@ -441,12 +471,12 @@ class CaseEvaluator:
                 k = int(f.kind[i])
                 if k == int(Kind.NIC) and self._bulk_nic(i):
                     nics.append((pos, (i,), -1))
-                elif k == int(Kind.LEAF) and no_flows and self.base.up[i] and i not in aps:
+                elif k == int(Kind.LEAF) and no_flows and self.base.up[i] and not split(i):
                     behind = tuple(sorted({nic for nic, _ in self._leaf_ports.get(i, [])}))
                     if all(self._bulk_nic(nic) for nic in behind):
                         nics.append((pos, behind, i))
                 elif (k in upper_kinds and no_flows and not self.bisection and self.base.up[i]
-                      and i not in aps):  # fmt: skip
+                      and not split(i)):  # fmt: skip
                     upper.append(pos)
                 continue
             i = x.index
@@ -454,7 +484,7 @@ class CaseEvaluator:
                 continue
             lk = int(f.link_kind[i])
             if lk in (int(LinkKind.LEAF_SPINE), int(LinkKind.SPINE_CORE)):
-                if no_flows and i not in bridges:
+                if no_flows and not cut_splits(i):
                     cables.append(pos)
             elif lk == int(LinkKind.ACCESS):
                 nic = int(f.link_a[i])
@@ -911,8 +941,7 @@ class CaseEvaluator:
         state = self.state
         for x in failures:
             state = state.inject(x.to_fault(self.fabric))
-        a = Analysis(self.fabric, Observation.from_state(state), self.jobs, healthy=self.healthy)
-        return self._bisection_ratio(a)
+        return self._bisection_ratio(self._analysis(state))
 
     def _bisection_ratio(self, a: Analysis) -> float:
         base = (self.reference or self.healthy).bisection_gbps
@@ -939,7 +968,7 @@ class CaseEvaluator:
         state = self.state
         for x in failures:
             state = state.inject(x.to_fault(f))
-        a = Analysis(f, Observation.from_state(state), self.jobs, healthy=self.healthy)
+        a = self._analysis(state)
         lost = tuple(sorted(set(a.jobs_lost()) - self._base_lost))
         busbw = self._min_busbw(np.array([a.job_busbw_gbs(j) for j in self.jobs], dtype=np.float64))
         s_denom = self._storage[1]

@@ -18,6 +18,7 @@ MODULES = (
     "harness.analysis",
     "harness.invariants.topology",
     "harness.invariants.servers",
+    "harness.invariants.reach",
 )
 
 
