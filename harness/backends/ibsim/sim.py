@@ -124,6 +124,7 @@ class Simulation(ClosesOnSignals):
         # what each island the master cannot reach is made of -> the engine its SM used
         self._routed: dict[frozenset[tuple[tuple[str, int], tuple[str, int]]], str] = {}
         self._standbys = 0
+        self._wiring_read = False  # self.islands read since the last console line
         self._cable = {
             p: li for li in self.fabric.links_of_kind(*COMPUTE_CABLE_KINDS).tolist()
             for p in cable_ends(fabric, int(li))
@@ -273,23 +274,30 @@ class Simulation(ClosesOnSignals):
         return self.wait_routed(mark, t0, "SUBNET UP after a re-sweep")
 
     # -- reading the fabric, island by island --------------------------------------------
-    def _tool(self, *argv: str, host: str | None = None) -> str:
+    def tool(self, *argv: str, host: str | None = None) -> str:
         assert self.dir is not None
         env = sim_env(self.sockname, preload=True)
         env["SIM_HOST"] = host or self.sm_host  # the HCA the tool attaches at
         return run_tool(list(argv), cwd=self.dir, env=env)
 
-    def read_islands(self) -> list[Island]:
-        """Every island, each read with ``ibnetdiscover`` from an HCA inside it."""
+    def read_islands(self, *, fresh: bool = False) -> list[Island]:
+        """Every island, each read with ``ibnetdiscover`` from an HCA inside it.
+
+        The wiring changes only through ibsim's console, so the islands read since
+        the last console line are still the islands (``fresh``: read them anyway).
+        """
+        if self._wiring_read and not fresh:
+            return self.islands
         t0 = time.monotonic()
         master = self.fabric.index[self.sm_host]
         order = [master, *sorted(h for h in self.names.hcas if h != master)]
         self.islands = discover(
-            lambda host: parse_wiring(self._tool("ibnetdiscover", host=host)),
+            lambda host: parse_wiring(self.tool("ibnetdiscover", host=host)),
             [(self.fabric.ids[h], self.names.desc_of[h]) for h in order],
             self._hca_port.get,
         )
         self.timings.phases["ibnetdiscover"] = time.monotonic() - t0
+        self._wiring_read = True
         return self.islands
 
     def wiring(self) -> Wiring:
@@ -302,7 +310,7 @@ class Simulation(ClosesOnSignals):
         tables: dict[str, dict[str, int]] = {}
         lids: dict[str, int] = {}
         for island in self.islands if islands is None else islands:
-            got = parse_dump_lfts(self._tool("dump_lfts", host=island.host))
+            got = parse_dump_lfts(self.tool("dump_lfts", host=island.host))
             tables |= got.tables
             lids |= got.lids
         self.timings.phases["dump_lfts"] = time.monotonic() - t0
@@ -402,9 +410,11 @@ class Simulation(ClosesOnSignals):
             self.console(f'{"ReLink" if up else "Unlink"} "{p.node}"[{p.port}]')
             (self.down.discard if up else self.down.add)(self._cable[p])
         if touched and not self.master_cut_off():
-            self.wait_routed(mark, t0, what)
+            self.timings.phases["master SM routed"] = self.wait_routed(mark, t0, what)
         self._verify(ports, up=up, what=what)
+        t1 = time.monotonic()
         self.route_islands()
+        self.timings.phases["standby SMs"] = time.monotonic() - t1
         return time.monotonic() - t0
 
     def _verify(self, ports: list[CablePort], *, up: bool, what: str) -> None:
@@ -414,7 +424,7 @@ class Simulation(ClosesOnSignals):
         """
         deadline = time.monotonic() + _VERIFY_S
         while True:
-            wiring = merged(self.read_islands())
+            wiring = merged(self.read_islands(fresh=True))
             wrong = [
                 f"{p.node}[{p.port}]"
                 for p in ports
@@ -434,4 +444,5 @@ class Simulation(ClosesOnSignals):
     # -- the console --------------------------------------------------------------------
     def console(self, line: str) -> None:
         assert self.ibsim is not None
+        self._wiring_read = False
         write_console(self.ibsim, line)
