@@ -262,6 +262,7 @@ class Measurements:
     links: tuple[LinkState, ...] = ()
     settle_s: float = 0.0
     scale: float = 1.0  # emulated rate / fabric rate; gbps figures are already in fabric units
+    notes: tuple[str, ...] = ()  # what else it saw, in plain words (ibsim: engine, route balance)
 
     @cached_property
     def _probes(self) -> dict[Pair, Probe]:

@@ -112,6 +112,7 @@ class StepResult:
     where: Location = field(default_factory=Location)
     settle_s: float | None = None  # how long the backend took to converge after this step
     plan: str = ""  # what was measured (expect steps)
+    notes: tuple[str, ...] = ()  # what the backend saw besides the plan (Measurements.notes)
 
     @property
     def passed(self) -> bool:
@@ -129,6 +130,7 @@ class StepResult:
             "where": str(self.where),
             "settle_s": None if self.settle_s is None else round(self.settle_s, 4),
             "plan": self.plan,
+            "notes": list(self.notes),
             "predicted": {e.observation: _jsonable(e.predicted) for e in self.expectations},
             "measured": {
                 e.observation: _jsonable(e.measured) for e in self.expectations if e.measured_by
@@ -360,7 +362,8 @@ class _Run:
         if bad:
             text += f"; {bad} measured otherwise than predicted"
         return StepResult("expect", text, expectations=tuple(results), where=step.where,
-                          plan="" if plan.empty else plan.describe())  # fmt: skip
+                          plan="" if plan.empty else plan.describe(),
+                          notes=measured.notes if measured is not None else ())  # fmt: skip
 
     def _judge(
         self, e: Expectation, a: Analysis, part: MeasurePlan | None, m: Measurements | None

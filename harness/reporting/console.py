@@ -223,7 +223,8 @@ def step_text(step: StepResult) -> Table:
 
 def measurement_table(step: StepResult) -> Table:
     """An expect step on a measuring backend: predicted and measured side by side."""
-    table = Table(title=f"expect: {step.plan}" if step.plan else None, title_justify="left")
+    table = Table(title=f"expect: {step.plan}" if step.plan else None, title_justify="left",
+                  caption="\n".join(step.notes) or None, caption_justify="left")  # fmt: skip
     for name in ("expectation", "expected", "predicted", "measured", "verdict"):
         table.add_column(name)
     for e in step.expectations:

@@ -97,6 +97,7 @@ def measurement_lines(step: StepResult) -> list[str]:
         )
     if step.plan:
         lines.append(f"{INDENT}measured: {step.plan}")
+    lines.extend(f"{INDENT}{note}" for note in step.notes)
     return lines
 
 

@@ -41,6 +41,7 @@ from harness.measurement import Measurements
 from harness.measurement import MeasurePlan
 from harness.measurement import Probe
 from harness.measurement import TracedPath
+from harness.words import plural
 
 TOOLS = ("ibsim", "opensm", "dump_lfts", "ibnetdiscover")
 INSTALL = "apt-get install -y ibsim-utils opensm infiniband-diags"
@@ -141,8 +142,30 @@ class IbsimBackend(ClosesOnSignals):
             up = routes.wiring.linked(desc, end.port)
             links.append(LinkState(link_id, up, float(f.link_capacity[li]) if up else 0.0))
         return Measurements(
-            self.name, probes, tuple(paths), links=tuple(links), settle_s=self._settle_s
+            self.name,
+            probes,
+            tuple(paths),
+            links=tuple(links),
+            settle_s=self._settle_s,
+            notes=self.notes(routes),
         )
+
+    def notes(self, routes: Routes) -> tuple[str, ...]:
+        """The routing engines that made the tables, and the route balance they give."""
+        sim = self._sim()
+        f = sim.fabric
+        out = [f"routed by OpenSM {sim.routing_engine_used()} (master SM on {sim.sm_host})"]
+        if sim.master_cut_off():
+            out[0] = f"master SM on {sim.sm_host} cut off"
+        if sim.island_engines:
+            engines = ", ".join(sorted(set(sim.island_engines.values())))
+            others = plural(len(sim.island_engines), "other island")
+            out.append(f"{others} routed by a standby SM each ({engines})")
+        leaves = [sim.names.desc_of[int(x)] for x in f.leaves.tolist()]
+        balance = routes.balance_note(leaves)
+        if balance is not None:
+            out.append(balance)
+        return tuple(out)
 
     def close(self) -> None:
         if self.sim is not None:

@@ -21,6 +21,7 @@ from harness.backends.ibsim.net import IbsimNames
 from harness.backends.ibsim.tables import Lfts
 from harness.backends.ibsim.tables import Wiring
 from harness.fabric.model import Fabric
+from harness.words import plural
 
 NO_ROUTE = -1
 MAX_HOPS = 64  # IB directed routes stop at 64 hops; a longer LFT path is a loop
@@ -100,6 +101,49 @@ class Routes:
             if far is not None and far[0] in self.wiring.switches:
                 counts[port] += 1
         return dict(sorted(counts.items()))
+
+    def uplink_balance(self, leaf: str) -> dict[int, int]:
+        """:meth:`balance` over every live uplink of ``leaf``, those carrying nothing as 0."""
+        live = {
+            port: 0
+            for (sw, port), far in self.wiring.peer.items()
+            if sw == leaf and far[0] in self.wiring.switches
+        }
+        return dict(sorted((live | self.balance(leaf)).items()))
+
+    def balance_note(self, leaves: list[str]) -> str | None:
+        """One line on how evenly the tables spread destinations over each leaf's uplinks.
+
+        >>> from harness.backends.ibsim.tables import Lfts, Wiring
+        >>> w = Wiring({("l", 3): ("s1", 1), ("l", 4): ("s2", 1), ("l", 1): ("h", 1)},
+        ...            frozenset({"l", "s1", "s2"}), frozenset({"h", "x", "y", "z"}))
+        >>> lfts = Lfts({"l": {"h": 1, "x": 3, "y": 3, "z": 4}}, {})
+        >>> r = Routes((), np.zeros((0, 0), np.int16), {}, (), lfts, w, None)  # type: ignore
+        >>> for part in r.balance_note(["l"]).split("; "):  # type: ignore[union-attr]
+        ...     print(part)
+        route balance (LFTs): 1-2 destination LIDs per live uplink
+        most uneven: l, 2 on port 3 against a mean of 1.5 over 2 uplinks
+        """
+        worst: tuple[float, str, int, int, float, int] | None = None
+        lo, hi = None, 0
+        for leaf in leaves:
+            counts = self.uplink_balance(leaf)
+            if not counts or not any(counts.values()):
+                continue
+            mean = sum(counts.values()) / len(counts)
+            port, top = max(counts.items(), key=lambda kv: (kv[1], -kv[0]))
+            lo = min(counts.values()) if lo is None else min(lo, *counts.values())
+            hi = max(hi, top)
+            key = (top / mean, leaf, port, top, mean, len(counts))
+            if worst is None or key[0] > worst[0]:
+                worst = key
+        if worst is None:
+            return None
+        _, leaf, port, top, mean, n = worst
+        return (
+            f"route balance (LFTs): {lo}-{hi} destination LIDs per live uplink; most uneven: "
+            f"{leaf}, {top} on port {port} against a mean of {mean:.1f} over {plural(n, 'uplink')}"
+        )
 
 
 def walk(lfts: Lfts, wiring: Wiring, names: IbsimNames) -> Routes:
