@@ -34,6 +34,7 @@ from harness.plans import path_plan
 from harness.plans import uplink_flow_group
 from harness.plans import uplink_links
 from harness.selectors import KIND_NAMES
+from harness.timeline import JobFate
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +48,15 @@ class CheckpointSpec:
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """Scenario-level inputs some observations need."""
+    """Scenario-level inputs some observations need.
+
+    ``fates``: each job's history so far (:mod:`harness.timeline`), when the
+    caller keeps a clock (the runner does); without one a job is lost exactly
+    when the fault state cuts it off.
+    """
 
     checkpoint: CheckpointSpec | None = None
+    fates: tuple[JobFate, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,21 +225,53 @@ def _lost_detail(a: Analysis) -> tuple[str, tuple[str, ...]]:
     return "; ".join(lines[:6]), tuple(dict.fromkeys(culprits))[:12]
 
 
-@_register("jobs_lost", "number of jobs lost", value_type="integer")
-def _jobs_lost(a: Analysis, _: Context, __: Mapping[str, Any]) -> Observed:
+def _lost(a: Analysis, ctx: Context) -> tuple[list[str], str, tuple[str, ...]]:
+    """The jobs lost (crashed), what happened to them, and the culprits."""
+    if ctx.fates is None:
+        detail, culprits = _lost_detail(a)
+        return a.jobs_lost(), detail, culprits
+    names = [f.name for f in ctx.fates if f.lost]
+    lines = [f.describe() for f in ctx.fates if f.lost or f.rerouted_s]
+    blamed = [c for v in a.verdicts if v.name in names for c in v.culprits]
+    return names, "; ".join(lines[:6]), tuple(dict.fromkeys(blamed))[:12]
+
+
+#: The observations about running jobs: an expect step with one of them watches
+#: the jobs for their timeout, so a job cut off then is seen to crash.
+JOB_OBSERVATIONS = frozenset({"jobs_lost", "jobs_lost_names", "jobs_survived"})
+
+
+@_register("jobs_lost", "number of running jobs lost (crashed; they stay lost until restarted)",
+           value_type="integer")  # fmt: skip
+def _jobs_lost(a: Analysis, ctx: Context, __: Mapping[str, Any]) -> Observed:
+    names, detail, culprits = _lost(a, ctx)
+    return Observed(len(names), detail, culprits)
+
+
+@_register("jobs_lost_names", "names of the running jobs lost", value_type="list")
+def _jobs_lost_names(a: Analysis, ctx: Context, __: Mapping[str, Any]) -> Observed:
+    names, detail, culprits = _lost(a, ctx)
+    return Observed(names, detail, culprits)
+
+
+@_register("jobs_survived", "number of jobs still running", value_type="integer")
+def _jobs_survived(a: Analysis, ctx: Context, __: Mapping[str, Any]) -> Observed:
+    names, detail, _ = _lost(a, ctx)
+    return Observed(len(a.jobs) - len(names), detail)
+
+
+@_register("jobs_unplaceable", "number of jobs that could not start now (their NICs cannot "
+           "reach each other)", value_type="integer")  # fmt: skip
+def _jobs_unplaceable(a: Analysis, _: Context, __: Mapping[str, Any]) -> Observed:
     detail, culprits = _lost_detail(a)
     return Observed(len(a.jobs_lost()), detail, culprits)
 
 
-@_register("jobs_lost_names", "names of the jobs lost", value_type="list")
-def _jobs_lost_names(a: Analysis, _: Context, __: Mapping[str, Any]) -> Observed:
+@_register("jobs_unplaceable_names", "names of the jobs that could not start now",
+           value_type="list")  # fmt: skip
+def _jobs_unplaceable_names(a: Analysis, _: Context, __: Mapping[str, Any]) -> Observed:
     detail, culprits = _lost_detail(a)
     return Observed(a.jobs_lost(), detail, culprits)
-
-
-@_register("jobs_survived", "number of jobs still running", value_type="integer")
-def _jobs_survived(a: Analysis, _: Context, __: Mapping[str, Any]) -> Observed:
-    return Observed(len(a.jobs) - len(a.jobs_lost()))
 
 
 @_register("job_busbw_gbs", "ring all-reduce bus bandwidth estimate (GB/s)", {"job": str})

@@ -22,6 +22,7 @@ from typing import Literal
 
 import numpy as np
 
+from harness.durations import parse_duration
 from harness.errors import Origin
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
@@ -49,9 +50,6 @@ def nccl_ib_timeout_s(timeout: int = 20, retry_cnt: int = 7) -> float:
 
 
 DEFAULT_TIMEOUT_S = nccl_ib_timeout_s()
-_UNITS = {"ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
-DURATION_PATTERN = r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(ms|s|min|m|h)?\s*$"
-_DURATION = re.compile(DURATION_PATTERN)
 
 
 def parse_timeout(raw: Any) -> float:
@@ -60,21 +58,7 @@ def parse_timeout(raw: Any) -> float:
     >>> parse_timeout(5), parse_timeout("5s"), parse_timeout("500ms"), parse_timeout("2m")
     (5.0, 5.0, 0.5, 120.0)
     """
-    if isinstance(raw, bool) or not isinstance(raw, int | float | str):
-        msg = f"timeout is seconds or a duration such as 5s, 500ms, 2m; got {raw!r}"
-        raise ScenarioError(msg)
-    if isinstance(raw, str):
-        m = _DURATION.match(raw)
-        if m is None:
-            msg = f"timeout {raw!r} is not a duration; write e.g. 5s, 500ms, 2m or 34.4"
-            raise ScenarioError(msg)
-        value = float(m.group(1)) * _UNITS[m.group(2) or "s"]
-    else:
-        value = float(raw)
-    if not (0 < value < float("inf")):
-        msg = f"timeout must be a positive number of seconds, got {raw!r}"
-        raise ScenarioError(msg)
-    return value
+    return parse_duration(raw, "timeout")
 
 
 @dataclass(frozen=True, slots=True)

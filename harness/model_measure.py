@@ -30,6 +30,7 @@ from harness.measurement import Measurements
 from harness.measurement import MeasurePlan
 from harness.measurement import Probe
 from harness.measurement import TracedPath
+from harness.timeline import Timeline
 
 
 def _nic(a: Analysis, nic_id: str) -> int:
@@ -99,8 +100,16 @@ def predict_flows(a: Analysis, group: FlowGroup, seconds: float) -> tuple[Flow, 
     return tuple(flows)
 
 
-def predict_job(a: Analysis, name: str) -> JobRun:
+def predict_job(a: Analysis, name: str, timeline: Timeline | None = None) -> JobRun:
+    """The job's run: from its history when there is a clock, else from the fault state."""
     job = a.job(name)
+    if timeline is not None:
+        fate = timeline.fate(name)
+        if not fate.lost:
+            return JobRun(name, alive=True)
+        timed_out = "timeout" in fate.reason
+        return JobRun(name, alive=False, ended="timeout" if timed_out else "error",
+                      detail=fate.reason)  # fmt: skip
     verdict = a.verdicts[a.jobs.index(job)]
     if not verdict.lost:
         return JobRun(name, alive=True)
@@ -116,14 +125,17 @@ def predict_link(a: Analysis, link_id: str) -> LinkState:
     return LinkState(link_id, cap > 0, cap)
 
 
-def predict_measurements(a: Analysis, plan: MeasurePlan, backend: str = "model") -> Measurements:
-    """What a faithful backend measures for ``plan`` in the fault state ``a`` describes."""
+def predict_measurements(
+    a: Analysis, plan: MeasurePlan, backend: str = "model", timeline: Timeline | None = None
+) -> Measurements:
+    """What a faithful backend measures for ``plan`` in the fault state ``a`` describes
+    (and, for jobs, the history ``timeline`` keeps)."""
     return Measurements(
         backend,
         probes=tuple(predict_probe(a, s, d) for s, d in plan.probes),
         paths=tuple(predict_path(a, s, d) for s, d in plan.paths),
         flows=tuple(x for g in plan.flows for x in predict_flows(a, g, plan.flow_seconds)),
-        jobs=tuple(predict_job(a, j) for j in plan.jobs),
+        jobs=tuple(predict_job(a, j, timeline) for j in plan.jobs),
         links=tuple(predict_link(a, x) for x in plan.links),
     )
 

@@ -9,6 +9,7 @@ to ``print``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from typing import Protocol
 from harness.analysis import Analysis
 from harness.backends import make_backend
 from harness.backends.protocol import Backend
+from harness.checks import JOB_OBSERVATIONS
 from harness.checks import OBSERVATIONS
 from harness.checks import Context
 from harness.checks import MeasureInput
@@ -46,11 +48,18 @@ from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import InjectStep
 from harness.scenario.model import Location
+from harness.scenario.model import RestartStep
 from harness.scenario.model import RestoreStep
 from harness.scenario.model import Scenario
+from harness.scenario.model import WaitStep
 from harness.scenario.prepare import located
 from harness.scenario.prepare import prepare
 from harness.scenario.prepare import restore_choice
+from harness.timeline import DEFAULT_REROUTE_S
+from harness.timeline import Timeline
+from harness.timeline import after_change
+from harness.timeline import cut_off
+from harness.timeline import traffic_of
 from harness.words import plural
 
 log = logging.getLogger(__name__)
@@ -105,7 +114,7 @@ class ExpectResult:
 
 @dataclass(frozen=True, slots=True)
 class StepResult:
-    kind: str  # inject | restore | expect | fabric
+    kind: str  # inject | restore | expect | wait | restart | fabric
     text: str  # what was done, in plain words
     story: tuple[str, ...] = ()  # what survived and what was lost
     expectations: tuple[ExpectResult, ...] = ()
@@ -198,11 +207,32 @@ class RunObserver(Protocol):
     def scenario_finished(self, result: ScenarioResult) -> None: ...
 
 
-def story(fabric: Fabric, a: Analysis, healthy: Analysis) -> tuple[str, ...]:
+def _job_story(a: Analysis, timeline: Timeline) -> list[str]:
+    """The jobs' fates on the clock: crashed, stalled, rerouted, or all running."""
+    fates = timeline.fates
+    lost = [f.name for f in fates if f.lost]
+    stalled = [f.name for f in fates if f.state == "stalled"]
+    lines = []
+    for names, what in ((lost, "lost"), (stalled, "stalled")):
+        if names:
+            listed = ", ".join(names[:8]) + (" ..." if len(names) > 8 else "")
+            lines.append(f"{what} {len(names)} of {plural(len(fates), 'job')}: {listed}")
+    if not lines:
+        n = len(fates)
+        lines.append(f"all {n} jobs survive" if n > 1 else "the job survives")
+    notes = [f"  {f.describe()}" for f in fates if f.lost or f.state == "stalled" or f.rerouted_s]
+    return lines + notes[:5]
+
+
+def story(
+    fabric: Fabric, a: Analysis, healthy: Analysis, timeline: Timeline | None = None
+) -> tuple[str, ...]:
     """What survived and what was lost, in plain words."""
     lines = []
     lost = [v for v in a.verdicts if v.lost]
-    if a.jobs:
+    if a.jobs and timeline is not None:
+        lines.extend(_job_story(a, timeline))
+    elif a.jobs:
         if lost:
             names = ", ".join(v.name for v in lost[:8]) + (" ..." if len(lost) > 8 else "")
             lines.append(f"lost {len(lost)} of {plural(len(a.jobs), 'job')}: {names}")
@@ -231,7 +261,8 @@ def story(fabric: Fabric, a: Analysis, healthy: Analysis) -> tuple[str, ...]:
         if base and a.bisection_gbps < base - 1e-9:
             lines.append(f"bisection bandwidth {a.bisection_gbps / base:.1%} of healthy")
     if a.jobs:
-        ratios = [(a.job_busbw_ratio(j), j.name) for j in a.jobs if j.name not in a.jobs_lost()]
+        gone = set(a.jobs_lost()) | set(timeline.lost() if timeline is not None else ())
+        ratios = [(a.job_busbw_ratio(j), j.name) for j in a.jobs if j.name not in gone]
         worst = min(ratios, default=None)
         if worst and worst[0] < 1.0 - 1e-12:
             lines.append(f"slowest surviving job {worst[1]} at {worst[0]:.1%} of its bus bandwidth")
@@ -262,6 +293,9 @@ class _Run:
         self.healthy = Analysis(fabric, Observation.from_state(self.state), jobs)
         self.baseline = Measurements(backend.name)
         self._current: Analysis | None = self.healthy
+        self.reroute_s = DEFAULT_REROUTE_S
+        self.uses = traffic_of(fabric, jobs)
+        self.timeline = Timeline.start(jobs)
 
     def analysis(self) -> Analysis:
         if self._current is None:
@@ -270,9 +304,12 @@ class _Run:
             )
         return self._current
 
-    def _changed(self) -> float:
+    def _changed(self, applied: AppliedFault | None = None) -> float:
         self._current = None
-        return self.backend.settle(self.options.settle_timeout)
+        settle = self.backend.settle(self.options.settle_timeout)
+        self.timeline = after_change(self.timeline, self.analysis(), applied, self.reroute_s,
+                                     self.uses)  # fmt: skip
+        return settle
 
     # -- what to measure ---------------------------------------------------------------
     def _part(self, e: Expectation, a: Analysis) -> MeasurePlan | None:
@@ -327,10 +364,10 @@ class _Run:
         self.applied.append((step.name, applied))  # recorded before it is done
         self.backend.inject(applied)
         self.state = self.state.inject(applied)
-        settle = self._changed()
+        settle = self._changed(applied)
         text = applied.describe(self.fabric)
-        return StepResult("inject", text, story(self.fabric, self.analysis(), self.healthy),
-                          where=step.where, settle_s=settle)  # fmt: skip
+        told = story(self.fabric, self.analysis(), self.healthy, self.timeline)
+        return StepResult("inject", text, told, where=step.where, settle_s=settle)
 
     def restore(self, step: RestoreStep) -> StepResult:
         try:
@@ -344,11 +381,32 @@ class _Run:
             del self.applied[i]
         settle = self._changed()
         text = "; ".join(a.describe_restore(self.fabric) for _, a in chosen)
-        return StepResult("restore", text, story(self.fabric, self.analysis(), self.healthy),
-                          where=step.where, settle_s=settle)  # fmt: skip
+        told = story(self.fabric, self.analysis(), self.healthy, self.timeline)
+        return StepResult("restore", text, told, where=step.where, settle_s=settle)
+
+    def wait(self, step: WaitStep) -> StepResult:
+        self.backend.wait(step.seconds)
+        self.timeline = self.timeline.after(step.seconds, cut_off(self.analysis())[0])
+        crashed = [f for f in self.timeline.fates if f.lost]
+        return StepResult("wait", f"waited {step.seconds:g} s (t={self.timeline.now:g} s)",
+                          tuple(f.describe() for f in crashed), where=step.where)  # fmt: skip
+
+    def restart(self, step: RestartStep) -> StepResult:
+        names = [f.name for f in self.timeline.fates
+                 if f.lost and step.target in ("all", f.name)]  # fmt: skip
+        self.backend.restart(names)
+        self.timeline = self.timeline.restarted(names, cut_off(self.analysis())[0])
+        back = [n for n in names if not self.timeline.fate(n).lost]
+        still = [n for n in names if self.timeline.fate(n).lost]
+        text = f"restarted {', '.join(back) or 'no job'}"
+        if still:
+            text += f"; {', '.join(still)} cannot be placed yet (its NICs cannot reach each other)"
+        return StepResult("restart", text, where=step.where)
 
     def expect(self, step: ExpectStep) -> StepResult:
         a = self.analysis()
+        if any(e.observation in JOB_OBSERVATIONS for e in step.expectations):
+            self.timeline = self.timeline.observed()  # watched for their timeout
         parts = [self._part(e, a) for e in step.expectations]
         plan = MeasurePlan()
         for part in parts:
@@ -370,7 +428,8 @@ class _Run:
     ) -> ExpectResult:
         args = dict(e.args)
         try:
-            predicted = observe(e.observation, a, self.ctx, args)
+            ctx = dataclasses.replace(self.ctx, fates=self.timeline.fates)
+            predicted = observe(e.observation, a, ctx, args)
         except ScenarioError as err:
             raise _located(err, e.where) from None
         got = None
@@ -481,6 +540,10 @@ def run_scenario(
                     result = run.inject(step, prepared_step.applied)
                 elif isinstance(step, RestoreStep):
                     result = run.restore(step)
+                elif isinstance(step, WaitStep):
+                    result = run.wait(step)
+                elif isinstance(step, RestartStep):
+                    result = run.restart(step)
                 else:
                     result = run.expect(step)
                 steps.append(result)

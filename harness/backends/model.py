@@ -23,6 +23,11 @@ from harness.measurement import Measurements
 from harness.measurement import MeasurePlan
 from harness.model_measure import predict_measurements
 from harness.observation import Observation
+from harness.timeline import DEFAULT_REROUTE_S
+from harness.timeline import Timeline
+from harness.timeline import after_change
+from harness.timeline import cut_off
+from harness.timeline import traffic_of
 
 
 def unavailable() -> str | None:
@@ -40,6 +45,8 @@ class ModelBackend:
         self._state: FaultState | None = None
         self._jobs: tuple[Job, ...] = ()
         self._analysis: tuple[FaultState, Analysis] | None = None
+        self._timeline = Timeline.start(())
+        self._uses: dict[str, frozenset[int]] = {}
 
     @property
     def state(self) -> FaultState:
@@ -53,12 +60,33 @@ class ModelBackend:
             self._state = FaultState.healthy(fabric)
         self._jobs = tuple(jobs)
         self._analysis = None
+        self._timeline = Timeline.start(self._jobs)
+        self._uses = traffic_of(fabric, self._jobs)
 
     def inject(self, fault: AppliedFault) -> None:
         self._state = self.state.inject(fault)
+        self._advance(fault)
 
     def revert(self, fault: AppliedFault) -> None:
         self._state = self.state.revert(fault)
+        self._advance(None)
+
+    def _current(self) -> Analysis:
+        state = self.state
+        if self._analysis is None or self._analysis[0] is not state:
+            self._analysis = (state, Analysis(state.fabric, self.observe(), self._jobs))
+        return self._analysis[1]
+
+    def _advance(self, fault: AppliedFault | None) -> None:
+        if self._jobs:
+            self._timeline = after_change(self._timeline, self._current(), fault,
+                                          DEFAULT_REROUTE_S, self._uses)  # fmt: skip
+
+    def wait(self, seconds: float) -> None:
+        self._timeline = self._timeline.after(seconds, cut_off(self._current())[0])
+
+    def restart(self, jobs: Sequence[str]) -> None:
+        self._timeline = self._timeline.restarted(jobs, cut_off(self._current())[0])
 
     def settle(self, timeout: float) -> float:
         self.state  # noqa: B018  (raises before apply)
@@ -69,10 +97,10 @@ class ModelBackend:
         return Observation.from_state(self.state, self.name)
 
     def measure(self, plan: MeasurePlan) -> Measurements:
-        state = self.state
-        if self._analysis is None or self._analysis[0] is not state:
-            self._analysis = (state, Analysis(state.fabric, self.observe(), self._jobs))
-        return predict_measurements(self._analysis[1], plan, self.name)
+        a = self._current()
+        if plan.jobs:
+            self._timeline = self._timeline.observed()  # watched for their timeout
+        return predict_measurements(a, plan, self.name, self._timeline)
 
     def close(self) -> None:
         if self._state is not None:

@@ -21,6 +21,8 @@ Life cycle (a transaction, as pyroute2's ``Transaction``)::
         backend.inject(applied_fault)      # break something (the runner records it first)
         backend.settle(timeout)            # routing converges around it -> seconds
         backend.measure(plan)              # -> Measurements (probes, paths, flows, jobs, links)
+        backend.wait(seconds)              # time passes (a `wait:` step); jobs run on
+        backend.restart(job_names)         # a `restart:` step: crashed jobs start again
         backend.revert(applied_fault)      # undo it; the runner reverts in reverse order
     # __exit__ -> close(): reverts what is left and removes everything it created
 
@@ -140,6 +142,15 @@ class Backend(Protocol):
     def measure(self, plan: MeasurePlan) -> Measurements:
         """Measure what ``plan`` names (every item of it), now."""
         ...
+
+    def wait(self, seconds: float) -> None:
+        """Let ``seconds`` pass with the faults as they are (the jobs keep running).
+
+        An emulated backend waits for real; the model moves its clock.
+        """
+
+    def restart(self, jobs: Sequence[str]) -> None:
+        """Start the crashed jobs named again (a crashed job stays down until then)."""
 
     def close(self) -> None:
         """Revert every fault still applied, stop the jobs, remove everything created."""

@@ -49,6 +49,7 @@ from harness.checks import OBSERVATIONS
 from harness.checks import CheckpointSpec
 from harness.checks import ObservationDef
 from harness.checks import check_args
+from harness.durations import parse_duration
 from harness.errors import Problem
 from harness.errors import ScenarioError
 from harness.expect import Expect
@@ -69,9 +70,11 @@ from harness.scenario.model import ExpectStep
 from harness.scenario.model import FabricRef
 from harness.scenario.model import InjectStep
 from harness.scenario.model import Location
+from harness.scenario.model import RestartStep
 from harness.scenario.model import RestoreStep
 from harness.scenario.model import Scenario
 from harness.scenario.model import Step
+from harness.scenario.model import WaitStep
 from harness.selectors import KIND_NAMES
 from harness.selectors import SELECTOR_KEYS
 from harness.selectors import parse_selector
@@ -119,7 +122,14 @@ class RawDegrade(TypedDict, total=False):
 
 RawStep = TypedDict(
     "RawStep",
-    {"inject": dict[str, Any], "as": str, "restore": str, "expect": dict[str, Any]},
+    {
+        "inject": dict[str, Any],
+        "as": str,
+        "restore": str,
+        "expect": dict[str, Any],
+        "wait": str,
+        "restart": str,
+    },
     total=False,
 )
 
@@ -143,7 +153,7 @@ CHECKPOINT_KEYS = tuple(RawCheckpoint.__annotations__)
 STEP_KEYS = tuple(RawStep.__annotations__)
 DEGRADE_KEYS = tuple(RawDegrade.__annotations__)
 FABRIC_SOURCES = ("preset", "file", "generator")
-STEP_ACTIONS = ("inject", "restore", "expect")
+STEP_ACTIONS = ("inject", "restore", "expect", "wait", "restart")
 RESTORE_WORDS = ("all", "last")
 EXPECT_IS = "is"
 
@@ -818,7 +828,8 @@ class _ScenarioChecker(Checker):
         where = self.where(path)
         if not actions:
             self.add(
-                "a step needs one of inject, restore or expect, e.g. - inject: {kill: spine-05}",
+                "a step needs one of inject, restore, expect, wait or restart, e.g. "
+                "- inject: {kill: spine-05}",
                 path,
             )
             return None
@@ -839,6 +850,10 @@ class _ScenarioChecker(Checker):
             return self.inject(body, path, state, where)
         if actions[0] == "restore":
             return self.restore(body["restore"], (*path, "restore"), state, where)
+        if actions[0] == "wait":
+            return self.wait(body["wait"], (*path, "wait"), where)
+        if actions[0] == "restart":
+            return self.restart(body["restart"], (*path, "restart"), where)
         expectations = self.expect(body["expect"], (*path, "expect"))
         return ExpectStep(expectations, where) if expectations is not None else None
 
@@ -936,6 +951,20 @@ class _ScenarioChecker(Checker):
             self.wrap(err, path)
             return False
         return True
+
+    def wait(self, raw: Any, path: KeyPath, where: Location) -> WaitStep | None:
+        try:
+            seconds = parse_duration(raw, "wait")
+        except ScenarioError as err:
+            self.wrap(err, path)
+            return None
+        return WaitStep(seconds, where)
+
+    def restart(self, raw: Any, path: KeyPath, where: Location) -> RestartStep | None:
+        if not isinstance(raw, str) or not raw:
+            self.add("restart takes a job name, or all, e.g. restart: all", path)
+            return None
+        return RestartStep(raw, where)
 
     def restore(
         self, raw: Any, path: KeyPath, state: _StepState, where: Location

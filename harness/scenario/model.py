@@ -76,7 +76,23 @@ class ExpectStep:
     where: Location = Location()
 
 
-Step = InjectStep | RestoreStep | ExpectStep
+@dataclass(frozen=True, slots=True)
+class WaitStep:
+    """``wait: 40s``: the clock moves on (an emulated backend waits for real)."""
+
+    seconds: float
+    where: Location = Location()
+
+
+@dataclass(frozen=True, slots=True)
+class RestartStep:
+    """``restart: JOB`` (or ``all``): crashed jobs start again, where they can be placed."""
+
+    target: str  # a job name or "all"
+    where: Location = Location()
+
+
+Step = InjectStep | RestoreStep | ExpectStep | WaitStep | RestartStep
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,7 @@ from harness.scenario.fabric_ref import build_fabric
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import InjectStep
 from harness.scenario.model import Location
+from harness.scenario.model import RestartStep
 from harness.scenario.model import RestoreStep
 from harness.scenario.model import Scenario
 from harness.scenario.model import Step
@@ -143,8 +144,19 @@ def _steps(
             for i in sorted(chosen, reverse=True):
                 del applied[i]
             out.append(PreparedStep(step, reverts=reverts))
-        else:
+        elif isinstance(step, RestartStep):
+            names = [j.name for j in jobs or ()]
+            if jobs is not None and step.target != "all" and step.target not in names:
+                msg = (
+                    f"restart {step.target}: no job is named so{did_you_mean(step.target, names)}"
+                    f"; give a job name or all (jobs: {', '.join(names) or 'none'})"
+                )
+                problems.append(Problem(msg, step.where.path, step.where.line, step.where.column))
+            out.append(PreparedStep(step))
+        elif isinstance(step, ExpectStep):
             _check_expectations(step, fabric, jobs, problems)
+            out.append(PreparedStep(step))
+        else:
             out.append(PreparedStep(step))
     return tuple(out)
 

@@ -26,6 +26,7 @@ from typing import Any
 from harness.backends import BACKENDS
 from harness.checks import OBSERVATIONS
 from harness.checks import ObservationDef
+from harness.durations import DURATION_PATTERN
 from harness.fabric.fabric_file import LINK_KINDS
 from harness.fabric.fabric_file import NODE_OVERRIDE_FIELDS
 from harness.fabric.fabric_file import SWITCH_KINDS
@@ -35,7 +36,6 @@ from harness.fabric.nodes import NODE_TEMPLATES
 from harness.fabric.presets import PRESETS
 from harness.faults import FAULT_KINDS
 from harness.jobs import DEFAULT_TIMEOUT_S
-from harness.jobs import DURATION_PATTERN
 from harness.jobs import FAILOVERS
 from harness.scenario.load import NAME_RE
 from harness.scenario.load import RESTORE_WORDS
@@ -293,6 +293,30 @@ def _step_defs() -> dict[str, Schema]:
                 {
                     "required": ["expect"],
                     "properties": {"expect": _ref("expect")},
+                    "additionalProperties": False,
+                },
+                {
+                    "required": ["wait"],
+                    "properties": {
+                        "wait": {
+                            "anyOf": [
+                                {"type": "number", "exclusiveMinimum": 0},
+                                {"type": "string", "pattern": DURATION_PATTERN},
+                            ],
+                            "description": "Let the clock run: seconds or 40s, 500ms, 2m.",
+                        }
+                    },
+                    "additionalProperties": False,
+                },
+                {
+                    "required": ["restart"],
+                    "properties": {
+                        "restart": {
+                            "type": "string",
+                            "minLength": 1,
+                            "description": "Start crashed jobs again: a job name, or all.",
+                        }
+                    },
                     "additionalProperties": False,
                 },
             ],

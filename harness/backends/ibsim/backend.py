@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -107,6 +108,13 @@ class IbsimBackend(ClosesOnSignals):
                 return
         msg = f"ibsim backend: {fault.describe(self._sim().fabric)} was not injected"
         raise BackendError(msg)
+
+    def wait(self, seconds: float) -> None:
+        """Real time passes (the fabric and whatever runs on it carry on)."""
+        time.sleep(seconds)
+
+    def restart(self, jobs: Sequence[str]) -> None:
+        """No job runs on this backend yet (it does not measure ``jobs``): nothing to restart."""
 
     def settle(self, timeout: float) -> float:
         """Seconds OpenSM took to route after the last change (waited for in inject)."""

@@ -16,6 +16,7 @@ no new flags: ``HARNESS_NETNS_SCALE`` (default 0.001: 200 Gb/s -> 200 Mb/s) and
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from types import TracebackType
 
@@ -102,6 +103,13 @@ class NetnsBackend:
 
     def revert(self, fault: AppliedFault) -> None:
         self._engine().revert(fault)
+
+    def wait(self, seconds: float) -> None:
+        """Real time passes (the fabric and whatever runs on it carry on)."""
+        time.sleep(seconds)
+
+    def restart(self, jobs: Sequence[str]) -> None:
+        """No job runs on this backend yet (it does not measure ``jobs``): nothing to restart."""
 
     def settle(self, timeout: float) -> float:
         self._settle_s = self._engine().settle(timeout)

@@ -1,0 +1,162 @@
+"""Time and history (harness.timeline): flaps, timeouts, reroutes, restarts, NVLink errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.analysis import Analysis
+from harness.errors import ScenarioError
+from harness.fabric import preset
+from harness.faults import Fault
+from harness.faults import FaultState
+from harness.jobs import Job
+from harness.jobs import JobSpec
+from harness.jobs import resolve_jobs
+from harness.observation import Observation
+from harness.runner import run_scenario
+from harness.scenario.load import load_text
+from harness.scenario.prepare import prepare
+from harness.timeline import Timeline
+from harness.timeline import after_change
+from harness.timeline import traffic_of
+
+SEED = preset("seed-a800")
+
+
+def _job(name: str = "j", timeout: float = 10.0) -> Job:
+    return Job(name, (0, 1), timeout=timeout)
+
+
+def test_a_flap_shorter_than_the_timeout_is_survived() -> None:
+    t = Timeline.start([_job()]).changed({"j"}).after(9.99, {"j"}).changed(())
+    assert t.fate("j").state == "running"
+    assert t.now == 9.99
+
+
+def test_an_outage_as_long_as_the_timeout_crashes_at_start_plus_timeout() -> None:
+    t = Timeline.start([_job()]).after(5.0, ()).changed({"j"}).after(10.0, {"j"})
+    fate = t.fate("j")
+    assert (fate.state, fate.crashed_at) == ("crashed", 15.0)
+    assert "timeout (10 s)" in fate.reason
+
+
+def test_repair_does_not_revive_a_crashed_job_restart_does_when_placeable() -> None:
+    t = Timeline.start([_job()]).changed({"j"}).observed()
+    assert t.lost() == ["j"]
+    assert t.changed(()).lost() == ["j"]  # the cable is back, the job is not
+    assert t.restarted({"j"}, cut_off={"j"}).lost() == ["j"]  # cannot be placed yet
+    assert t.changed(()).restarted({"j"}).lost() == []
+
+
+def test_observing_a_cut_off_job_watches_it_time_out() -> None:
+    t = Timeline.start([_job(timeout=3.0)]).after(1.0, ()).changed({"j"}).observed()
+    assert t.fate("j").crashed_at == 4.0
+
+
+def test_a_reroute_slower_than_the_timeout_crashes_a_connected_job() -> None:
+    slow = Timeline.start([_job(timeout=0.5)]).changed((), stalls={"j": 1.0})
+    fast = Timeline.start([_job(timeout=5.0)]).changed((), stalls={"j": 1.0})
+    assert slow.fate("j").crashed_at == 0.5
+    assert fast.fate("j").state == "running"
+    assert fast.fate("j").rerouted_s == 1.0
+
+
+def _played(*faults: dict[str, object], timeout: float, nodes: str) -> Timeline:
+    """Inject ``faults`` one after the other under one job, as the runner does."""
+    (job,) = resolve_jobs([JobSpec("j", (nodes,), timeout=timeout)], SEED)
+    state = FaultState.healthy(SEED)
+    t = Timeline.start([job])
+    uses = traffic_of(SEED, [job])
+    for raw in faults:
+        applied = Fault.parse(raw).resolve(SEED)
+        state = state.inject(applied)
+        a = Analysis(SEED, Observation.from_state(state), (job,))
+        t = after_change(t, a, applied, 1.0, uses)
+    return t
+
+
+def test_kill_stalls_a_cross_su_job_drain_does_not() -> None:
+    assert _played({"kill": "spine-05"}, timeout=0.5, nodes="su0[1-2]/*").lost() == ["j"]
+    assert _played({"drain": "spine-05"}, timeout=0.5, nodes="su0[1-2]/*").lost() == []
+    # a job inside one SU never sends a byte through a spine
+    assert _played({"kill": "spine-05"}, timeout=0.5, nodes="su01/*").lost() == []
+    # nor a degraded uplink (nothing to reroute)
+    degrade = {"degrade": {"target": "su01/leaf-r0:21--spine-01:1", "fraction": 0.25}}
+    assert _played(degrade, timeout=0.5, nodes="su0[1-2]/*").lost() == []
+
+
+def test_an_nvswitch_lost_under_a_running_job_crashes_it() -> None:
+    t = _played({"kill": "su01/node01/nvsw0"}, timeout=30.0, nodes="su01/node01")
+    assert t.lost() == ["j"]
+    assert "nvswitch su01/node01/nvsw0 lost under the running job" in t.fate("j").reason
+    other = _played({"kill": "su01/node01/nvsw0"}, timeout=30.0, nodes="su02/node01")
+    assert other.lost() == []
+
+
+@given(st.lists(st.tuples(st.booleans(), st.floats(0, 50)), min_size=1, max_size=12))
+def test_without_restart_a_crashed_job_stays_crashed(events: list[tuple[bool, float]]) -> None:
+    t = Timeline.start([_job()])
+    crashed_at = None
+    for cut, seconds in events:
+        t = t.changed({"j"} if cut else ()).after(seconds, {"j"} if cut else ())
+        if crashed_at is not None:
+            assert t.fate("j").crashed_at == crashed_at
+        elif t.fate("j").lost:
+            crashed_at = t.fate("j").crashed_at
+    # a job crashes iff some cut-off lasted the whole timeout
+    longest = max((s for cut, s in events if cut), default=0.0)
+    assert t.fate("j").lost == (longest >= 10.0) or _merged_outage(events) >= 10.0
+
+
+def _merged_outage(events: list[tuple[bool, float]]) -> float:
+    best = run = 0.0
+    for cut, seconds in events:
+        run = run + seconds if cut else 0.0
+        best = max(best, run)
+    return best
+
+
+SCENARIO = """
+name: history
+description: a flap, an outage, a restart
+fabric: {preset: seed-a800}
+jobs: [{name: j, nodes: "su0[1-2]/*", timeout: 5s}]
+steps:
+  - inject: {kill: su01/leaf-r0}
+  - wait: 4s
+  - restore: last
+  - expect: {jobs_lost: 0}
+  - inject: {kill: su01/leaf-r0}
+  - wait: 6s
+  - restore: last
+  - expect: {jobs_lost: 1, jobs_unplaceable: 0}
+  - restart: all
+  - expect: {jobs_lost: 0, jobs_survived: 1}
+"""
+
+
+def test_the_runner_keeps_the_clock_and_the_model_backend_agrees() -> None:
+    (scenario,) = load_text(SCENARIO)
+    result = run_scenario(scenario)
+    assert result.status == "passed", result.failures
+    assert [s.kind for s in result.steps][:3] == ["inject", "wait", "restore"]
+    assert result.steps[1].text == "waited 4 s (t=4 s)"
+    assert not result.mismatches
+    waited = result.steps[5]
+    assert waited.kind == "wait"
+    assert any("crashed at t=9 s" in line for line in waited.story)
+    assert result.steps[8].text == "restarted j"
+
+
+def test_restart_of_an_unknown_job_is_located_with_the_closest_name() -> None:
+    text = SCENARIO.replace("restart: all", "restart: k")
+    (scenario,) = load_text(text, Path("history.yaml"))
+    with pytest.raises(ScenarioError) as info:
+        prepare(scenario)
+    assert "history.yaml:15:5:" in str(info.value)
+    assert "restart k: no job is named so" in str(info.value)
+    assert "give a job name or all (jobs: j)" in str(info.value)
