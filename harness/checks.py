@@ -764,6 +764,7 @@ VALUE_RANGES: dict[str, tuple[float, float]] = {
     "hops": _COUNT,
     "jobs_lost": _COUNT,
     "jobs_survived": _COUNT,
+    "jobs_unplaceable": _COUNT,
     "elements_down": _COUNT,
     "job_busbw_gbs": _AMOUNT,
     "bisection_gbps": _AMOUNT,

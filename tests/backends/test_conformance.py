@@ -25,6 +25,7 @@ from harness.backends import make_backend
 from harness.backends.protocol import Backend
 from harness.backends.protocol import Capabilities
 from harness.compare import disagreements
+from harness.errors import BackendError
 from harness.expect import Expect
 from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric
@@ -189,7 +190,36 @@ def test_every_claimed_fault_measures_as_predicted_and_reverts(backend: Backend,
         measure_and_compare(be, healthy.inject(applied))
         be.revert(applied)
         be.settle(SETTLE)
+        be.restart([j.name for j in JOBS])  # a job the fault crashed stays down until then
         measure_and_compare(be, healthy)
+
+
+def test_a_crashed_job_stays_down_until_restarted(backend: Backend) -> None:
+    plan = MeasurePlan(jobs=tuple(j.name for j in JOBS))
+    if "jobs" not in backend.capabilities.measurements:  # it must say so when asked
+        with backend as be:
+            be.apply(FABRIC, JOBS)
+            be.settle(SETTLE)
+            with pytest.raises(BackendError):
+                be.measure(plan)
+        return
+    leaf = _applied({"kill": "su01/leaf-r0"})
+    if backend.capabilities.unsupported(leaf, FABRIC) is not None:
+        leaf = _applied({"cut": FABRIC.link_ids[_link(LinkKind.ACCESS)]})
+    with backend as be:
+        be.apply(FABRIC, JOBS)
+        be.settle(SETTLE)
+        be.inject(leaf)
+        be.settle(SETTLE)
+        assert not be.measure(plan).job("su01").alive  # type: ignore[union-attr]
+        be.revert(leaf)
+        be.settle(SETTLE)
+        back = be.measure(plan).job("su01")
+        assert back is not None
+        assert not back.alive, "a repaired fabric does not bring a crashed job back"
+        be.restart(["su01"])
+        be.settle(SETTLE)
+        assert all(r.alive for r in be.measure(plan).jobs)
 
 
 @pytest.mark.parametrize("target", KILLS)
@@ -238,6 +268,14 @@ class Recording:
     def measure(self, plan: MeasurePlan) -> Measurements:
         self.calls.append("measure")
         return self.inner.measure(plan)
+
+    def wait(self, seconds: float) -> None:
+        self.calls.append(f"wait {seconds:g}")
+        self.inner.wait(seconds)
+
+    def restart(self, jobs: Sequence[str]) -> None:
+        self.calls.append(f"restart {', '.join(jobs)}")
+        self.inner.restart(jobs)
 
     def close(self) -> None:
         self.calls.append("close")

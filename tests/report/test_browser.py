@@ -153,7 +153,8 @@ def test_run_report_shows_a_failed_expectation(chromium: Any, tmp_path: Path) ->
     check = _load(chromium, tmp_path / "r" / "index.html", tmp_path, "run-failed", images=False)
     assert check.verdict == "failed"
     assert "FAILED" in check.text
-    assert "lost 1 of 10 jobs: su03" in check.text
+    assert "stalled 1 of 10 jobs: su03" in check.text
+    assert "su03 crashed at t=34.36 s" in check.text
     (drawing,) = check.svgs
     assert drawing["statuses"] == ["failed"]
     assert drawing["lost"] == 20

@@ -57,7 +57,8 @@ def test_run_prints_full_ids_through_a_pipe(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "…" not in done.stdout
     assert "optic failed on su05/node07/nic1:1" in done.stdout
-    assert "su05: su05/node07/nic1 (rail 1)" in done.stdout
+    assert "stalled 1 of 10 jobs: su05" in done.stdout
+    assert "su05 crashed at t=34.36 s: su05/node07/nic1 (rail 1)" in done.stdout
     table_rows = [line for line in done.stdout.splitlines() if line.startswith("│ a-scenario")]
     assert len(table_rows) == 1
     assert (

@@ -24,6 +24,7 @@ from harness.scenario.model import ExpectStep
 from harness.scenario.model import FabricRef
 from harness.scenario.model import InjectStep
 from harness.scenario.model import Location
+from harness.scenario.model import RestartStep
 from harness.scenario.model import RestoreStep
 from harness.scenario.model import Scenario
 from harness.scenario.model import Step
@@ -132,6 +133,8 @@ def test_restore_all_returns_the_healthy_fabric() -> None:
         inject({"degrade": {"target": {"tier": "leaf-spine", "su": 5}, "fraction": 0.5}}),
         expect(jobs_lost=1, jobs_lost_names=["su03"], nics_isolated=20),
         RestoreStep("all"),
+        expect(jobs_lost_names=["su03"], jobs_unplaceable=0),  # repaired, not revived
+        RestartStep("all"),
         expect(**HEALTHY, storage_gbps=50.0, node_nic_ratio=1.0),
     ))  # fmt: skip
     assert result.status == "passed", result.failures
@@ -143,7 +146,8 @@ def test_restore_all_returns_the_healthy_fabric() -> None:
         "su01/leaf-r0:21--spine-01:1 reconnected",
         "su03/leaf-r1 back up",
     ]
-    assert "lost 1 of 10 jobs: su03" in result.steps[0].story
+    assert "stalled 1 of 10 jobs: su03" in result.steps[0].story
+    assert result.steps[7].text == "restarted su03"
 
 
 def test_restore_last_and_by_name() -> None:
