@@ -127,6 +127,10 @@ class IbsimBackend(ClosesOnSignals):
         return self._routes
 
     def measure(self, plan: MeasurePlan) -> Measurements:
+        unsupported = plan.kinds - self.capabilities.measurements
+        if unsupported:
+            msg = f"ibsim cannot measure {', '.join(sorted(unsupported))}"
+            raise BackendError(msg)
         sim = self._sim()
         f = sim.fabric
         routes = self.routes()
