@@ -217,7 +217,18 @@ class UpDownIndex:
     :func:`up_down_signatures` on the reduced fabric.
     """
 
-    __slots__ = ("_down", "_keys", "_lower", "_order", "_peaks", "_pos", "_up", "complete")
+    __slots__ = (
+        "_down",
+        "_key_of",
+        "_keys",
+        "_lower",
+        "_order",
+        "_peaks",
+        "_pos",
+        "_row_keys",
+        "_up",
+        "complete",
+    )
 
     def __init__(self, fabric: Fabric, obs: Observation, leaves: Iterable[int]) -> None:
         ul = up_links(fabric, obs)
@@ -234,7 +245,12 @@ class UpDownIndex:
                 key = tuple(sorted({z for z, _ in ul.up[c]})) or (-1 - c,)
                 keys.setdefault(key, []).append(c)
         self._keys = keys
-        self.complete = _all_meet(peaks_of[v[0]] for v in keys.values())
+        self._key_of = {c: key for key, members in keys.items() for c in members}
+        row_keys: dict[int, set[tuple[int, ...]]] = {}
+        for key, members in keys.items():
+            row_keys.setdefault(peaks_of[members[0]], set()).add(key)
+        self._row_keys = row_keys
+        self.complete = _all_meet(row_keys)
 
     def breaks(self, dead: Iterable[int], cut: Iterable[int]) -> bool:
         """Whether removing the switches ``dead`` and the cables ``cut`` (element and link
@@ -260,8 +276,19 @@ class UpDownIndex:
             if order[c] == 0 and c not in cut_lower:
                 continue  # leaves: once per key, below
             new[c] = self._recompute(c, gone, cut_set, new)
+        touched: set[tuple[int, ...]] = set()
+        key_of = self._key_of
+        for c in affected:
+            key = key_of.get(c)
+            if key is not None:
+                touched.add(key)
+        for c in gone:
+            key = key_of.get(c)
+            if key is not None:
+                touched.add(key)
         rows: list[int] = []
-        for members in self._keys.values():
+        for key in touched:
+            members = self._keys[key]
             # members of a key share their up-neighbours, so their peaks, unless a cable
             # of one of them is cut (those are in ``new``)
             plain = False
@@ -283,7 +310,12 @@ class UpDownIndex:
                     rows.append(above)
                 else:  # no way up: each such leaf reaches only itself
                     rows.extend(1 << c for c in moved)
-        return not _all_meet(rows)
+        # the untouched keys' rows met each other in the base: check only the new ones
+        fresh = list(dict.fromkeys(rows))
+        if not _all_meet(fresh):
+            return True
+        kept = [r for r, keys in self._row_keys.items() if not keys <= touched]
+        return any(not a & b for a in fresh for b in kept)
 
     def _recompute(self, c: int, gone: set[int], cut: set[int], new: dict[int, int]) -> int:
         return self._above(c, gone, cut, new) or (1 << c)
