@@ -77,6 +77,11 @@ from harness.risk import DEFAULT_MARGIN_CATEGORIES
 from harness.risk import assess
 from harness.risk import parse_budget
 from harness.risk import to_json as risk_json
+from harness.routing_spec import CONTROLS
+from harness.routing_spec import Control
+from harness.routing_spec import RoutingOverride
+from harness.routing_spec import control_of
+from harness.routing_spec import resolve
 from harness.runner import RunObserver
 from harness.runner import ScenarioResult
 from harness.runner import run_scenario
@@ -266,6 +271,10 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
                    metavar="{" + ",".join(available) + "}",
                    help="where to realize the fabric (default: model)"
                    + (f"; not available here: {not_here}" if not_here else ""))  # fmt: skip
+    p.add_argument("--routing", type=_routing_arg, default=None,
+                   metavar="{" + ",".join(CONTROLS) + "}",
+                   help="the control plane an emulated backend runs, over the scenario's "
+                   "routing: (sm: harness-computed tables; bgp: FRR on switches)")  # fmt: skip
     p.add_argument("--allow-empty", action="store_true",
                    help="exit 0 even if no scenario ran (all filtered out or skipped)")  # fmt: skip
     p.add_argument("--sample", type=_sample_arg, default=MeasureOptions().per_rail,
@@ -294,6 +303,13 @@ def _backend_arg(value: str) -> str:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def _routing_arg(value: str) -> Control:
+    try:
+        return control_of(value)
+    except ScenarioError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _sample_arg(value: str) -> int | None:
     if value == "all":
         return None
@@ -313,16 +329,18 @@ def _run_one(
     reporter: ConsoleReporter,
     observers: list[RunObserver],
     options: MeasureOptions,
+    *,
+    routing: RoutingOverride | None,
 ) -> ScenarioResult:
     try:
-        return run_scenario(scenario, backend, observers, options)
+        return run_scenario(scenario, backend, observers, options, routing)
     except ScenarioError as err:
         # Bad input found only while running (a selector that matches nothing):
         # a result with status "error", so the other scenarios still run.
         result = ScenarioResult(
             scenario.name, scenario.where.path, backend, "error", error=str(err),
             description=scenario.description, tags=scenario.tags,
-            fabric=scenario.fabric.describe(),
+            fabric=scenario.fabric.describe(), routing=resolve(scenario.routing, routing),
         )  # fmt: skip
         reporter.scenario_finished(result)
         return result
@@ -336,6 +354,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not selected and not load_errors and not args.allow_empty:
         raise ScenarioError(_nothing_matched(args, len(files)))
     options = MeasureOptions(per_rail=args.sample, seed=args.seed)
+    routing = RoutingOverride.control(args.routing) if args.routing is not None else None
     report = RunReport(backend)
     # With --json, stdout carries the JSON document only.
     console = Console(quiet=True) if args.json else _stdout()
@@ -351,7 +370,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             if backend not in scenario.backends:
                 why = f"runs on {', '.join(scenario.backends)}, not on backend {backend}"
             else:
-                result = _run_one(scenario, backend, reporter, observers, options)
+                result = _run_one(scenario, backend, reporter, observers, options, routing=routing)
                 if result.status != "skipped":
                     report.results.append(result)
                     continue

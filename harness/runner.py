@@ -44,6 +44,10 @@ from harness.observation import Observation
 from harness.plans import MeasureOptions
 from harness.plans import connectivity_plan
 from harness.plans import island_plan
+from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
+from harness.routing_spec import Routing
+from harness.routing_spec import RoutingOverride
+from harness.routing_spec import resolve
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import InjectStep
@@ -161,6 +165,7 @@ class ScenarioResult:
     description: str = ""
     tags: tuple[str, ...] = ()
     fabric: str = ""
+    routing: Routing = DEFAULT_ROUTING  # how the backend routed the fabric
 
     @property
     def passed(self) -> bool:
@@ -183,6 +188,7 @@ class ScenarioResult:
             "status": self.status,
             "seconds": round(self.seconds, 4),
             "fabric": self.fabric,
+            "routing": self.routing.to_dict(),
             "error": self.error,
             "mismatches": len(self.mismatches),
             "steps": [s.to_dict() for s in self.steps],
@@ -471,6 +477,16 @@ def unsupported(backend: Backend, faults: Sequence[AppliedFault], fabric: Fabric
     return None
 
 
+def unsupported_routing(backend: Backend, routing: Routing) -> str | None:
+    """Why ``backend`` cannot route the fabric as asked (``None``: it can)."""
+    if routing.control in backend.capabilities.routing:
+        return None
+    return (
+        f"not supported on {backend.name}: routing control {routing.control} (it runs "
+        f"{', '.join(sorted(backend.capabilities.routing))})"
+    )
+
+
 def _located(err: ScenarioError, where: Location) -> ScenarioError:
     """The error with ``where`` for every problem that does not already name a file."""
     return type(err)(located(err, where))
@@ -481,15 +497,19 @@ def run_scenario(
     backend: str | Backend = "model",
     observers: Sequence[RunObserver] = (),
     options: MeasureOptions | None = None,
+    routing: RoutingOverride | None = None,
 ) -> ScenarioResult:
     """Run one scenario; bad input raises :class:`ScenarioError`, failures are results.
 
-    A scenario whose faults the backend cannot inject is ``skipped`` (the
-    reason in ``error``); a healthy fabric that measures otherwise than its
-    description stops the run with a :class:`BackendError` (preflight).
+    ``routing`` (``harness run --routing``) overrides what the scenario and its
+    fabric file state.  A scenario whose faults or routing the backend cannot
+    do is ``skipped`` (the reason in ``error``); a healthy fabric that measures
+    otherwise than its description stops the run with a :class:`BackendError`
+    (preflight).
     """
     name = backend if isinstance(backend, str) else backend.name
     opts = options or MeasureOptions()
+    route = resolve(scenario.routing, routing)
     for o in observers:
         o.scenario_started(scenario, name)
     start = time.perf_counter()
@@ -499,7 +519,7 @@ def run_scenario(
         result = ScenarioResult(
             scenario.name, scenario.where.path, name, status, tuple(steps), error,
             time.perf_counter() - start, scenario.description, scenario.tags,
-            scenario.fabric.describe(),
+            scenario.fabric.describe(), route,
         )  # fmt: skip
         for o in observers:
             o.scenario_finished(result)
@@ -507,6 +527,7 @@ def run_scenario(
 
     # Bad input (every problem at once) before anything is injected, as `harness validate`.
     prepared = prepare(scenario)
+    route = prepared.routing.merged(routing) if routing is not None else prepared.routing
     fabric = prepared.fabric
     if fabric is None:
         assert scenario.expect_fabric_error is not None  # prepare raises otherwise
@@ -525,11 +546,11 @@ def run_scenario(
         return done("failed")
     be = make_backend(backend) if isinstance(backend, str) else backend
     faults = [p.applied for p in prepared.steps if p.applied is not None]
-    why = unsupported(be, faults, fabric)
+    why = unsupported(be, faults, fabric) or unsupported_routing(be, route)
     if why is not None:
         return done("skipped", why)
     with be:
-        be.apply(fabric, prepared.jobs)
+        be.apply(fabric, prepared.jobs, routing=route)
         run = _Run(scenario, be, fabric, prepared.jobs, opts)
         try:
             run.preflight()

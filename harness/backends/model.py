@@ -23,6 +23,8 @@ from harness.measurement import Measurements
 from harness.measurement import MeasurePlan
 from harness.model_measure import predict_measurements
 from harness.observation import Observation
+from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
+from harness.routing_spec import Routing
 from harness.timeline import DEFAULT_REROUTE_S
 from harness.timeline import Timeline
 from harness.timeline import after_change
@@ -55,7 +57,10 @@ class ModelBackend:
             raise BackendError(msg)
         return self._state
 
-    def apply(self, fabric: Fabric, jobs: Sequence[Job] = ()) -> None:
+    def apply(
+        self, fabric: Fabric, jobs: Sequence[Job] = (), *, routing: Routing = DEFAULT_ROUTING
+    ) -> None:
+        """The model predicts the converged state, whatever the control plane (``routing``)."""
         if self._state is None or self._state.fabric is not fabric:
             self._state = FaultState.healthy(fabric)
         self._jobs = tuple(jobs)

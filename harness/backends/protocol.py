@@ -15,7 +15,7 @@ the backend to measure what the scenario's expectations need
 Life cycle (a transaction, as pyroute2's ``Transaction``)::
 
     with backend:                          # __enter__; close() on the way out, always
-        backend.apply(fabric, jobs)        # realize the healthy fabric, start the jobs
+        backend.apply(fabric, jobs, routing=routing)  # realize it, start the jobs
         backend.settle(timeout)            # wait for the control plane -> seconds
         backend.measure(preflight_plan)    # the healthy fabric, checked against the model
         backend.inject(applied_fault)      # break something (the runner records it first)
@@ -57,6 +57,9 @@ from harness.jobs import Job
 from harness.measurement import MEASUREMENT_KINDS
 from harness.measurement import Measurements
 from harness.measurement import MeasurePlan
+from harness.routing_spec import CONTROLS
+from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
+from harness.routing_spec import Routing
 
 BackendName = Literal["model", "netns", "ibsim", "docker"]
 
@@ -70,6 +73,8 @@ class Capabilities:
     ``drain`` of anything else is unsupported; ``links``: link kinds it
     realizes (``LinkKind.label``), likewise for ``cut``/``optic``/``degrade``.
     ``measurements``: kinds from :data:`~harness.measurement.MEASUREMENT_KINDS`.
+    ``routing``: the control planes it runs (``routing: {control: ...}``, see
+    :mod:`harness.routing_spec`); a scenario asking for another one is skipped.
 
     >>> from harness.fabric import preset
     >>> from harness.faults import Fault
@@ -85,6 +90,7 @@ class Capabilities:
     elements: frozenset[str]
     links: frozenset[str]
     measurements: frozenset[str]
+    routing: frozenset[str] = frozenset({"sm"})
 
     @classmethod
     def everything(cls) -> Capabilities:
@@ -94,6 +100,7 @@ class Capabilities:
             frozenset(k.label for k in Kind),
             frozenset(k.label for k in LinkKind),
             frozenset(MEASUREMENT_KINDS),
+            frozenset(CONTROLS),
         )
 
     def unsupported(self, applied: AppliedFault, fabric: Fabric) -> str | None:
@@ -123,8 +130,14 @@ class Backend(Protocol):
         """What this backend can inject and measure (honest: see the module docstring)."""
         ...
 
-    def apply(self, fabric: Fabric, jobs: Sequence[Job] = ()) -> None:
-        """Realize the healthy fabric and start ``jobs`` (they run across the faults)."""
+    def apply(
+        self, fabric: Fabric, jobs: Sequence[Job] = (), *, routing: Routing = DEFAULT_ROUTING
+    ) -> None:
+        """Realize the healthy fabric routed as ``routing`` says and start ``jobs``.
+
+        The jobs run across the faults; ``routing.control`` is one of
+        ``capabilities.routing``.
+        """
 
     def inject(self, fault: AppliedFault) -> None:
         """Apply one resolved fault; raise BackendError if it fails or changes nothing."""

@@ -20,6 +20,7 @@ port used by two cables) raise :class:`~harness.errors.FabricDesignError`.
 
 from __future__ import annotations
 
+import functools
 import re
 import typing
 from collections.abc import Callable
@@ -51,6 +52,7 @@ from harness.fabric.presets import PRESETS
 from harness.inputs.values import number_problem
 from harness.inputs.yaml import KeyPath
 from harness.inputs.yaml import read_yaml_file
+from harness.routing_spec import RoutingOverride
 from harness.scenario.load import Checker
 from harness.scenario.load import describe_type
 from harness.scenario.load import did_you_mean
@@ -61,8 +63,8 @@ from harness.scenario.load import param_problem
 from harness.scenario.load import slug
 from harness.suggest import closest
 
-GENERATOR_FORM_KEYS = ("name", "description", "generator", "preset", "params")
-EXPLICIT_FORM_KEYS = ("name", "description", "tiers", "nodes", "switches", "links")
+GENERATOR_FORM_KEYS = ("name", "description", "routing", "generator", "preset", "params")
+EXPLICIT_FORM_KEYS = ("name", "description", "routing", "tiers", "nodes", "switches", "links")
 FILE_KEYS = tuple(dict.fromkeys(GENERATOR_FORM_KEYS + EXPLICIT_FORM_KEYS))
 NODE_KEYS = ("id", "model", "su", "node", "pod", "overrides")
 SWITCH_KEYS = ("id", "kind", "ports", "su", "rail", "pod", "plane")
@@ -148,6 +150,7 @@ def load_fabric_file(path: Path, overrides: dict[str, Any] | None = None) -> Fab
     if not isinstance(data, dict):
         c.fail(f"a fabric file must be a mapping (key: value lines), not {type(data).__name__}", ())
     default_name = slug(path.stem)
+    c.routing(data.get("routing"), ("routing",))
     description = data.get("description", "x")
     if not isinstance(description, str) or not description.strip():
         c.add("description must be plain words (a non-empty string)", ("description",))
@@ -162,6 +165,25 @@ def load_fabric_file(path: Path, overrides: dict[str, Any] | None = None) -> Fab
         )
         c.raise_if_any()
     return _explicit(c, data, default_name, dict(overrides or {}))
+
+
+@functools.lru_cache(maxsize=32)
+def fabric_file_routing(path: Path) -> RoutingOverride:
+    """What a fabric file's ``routing:`` states (nothing when it has none).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = Path(d, "lab.yaml")
+    ...     _ = p.write_text("routing: bgp\\npreset: seed-a800\\n")
+    ...     fabric_file_routing(p).settings
+    (('control', 'bgp'),)
+    """
+    doc = read_yaml_file(path, "fabric")
+    c = Checker(doc)
+    data = doc.data
+    routing = c.routing(data.get("routing"), ("routing",)) if isinstance(data, dict) else None
+    c.raise_if_any()
+    return routing or RoutingOverride()
 
 
 # -- generator / preset form ------------------------------------------------------

@@ -190,7 +190,7 @@ def _indent(text: str, prefix: str = "    ") -> str:
 
 
 def verdict_line(result: ScenarioResult) -> Text:
-    """``PASSED  name  fabric  0.08s`` (user text is never read as markup)."""
+    """``PASSED  name  fabric  routing  0.08s`` (user text is never read as markup)."""
     status = result.status
     line = Text.assemble(
         (f"{VERDICTS.get(status, status.upper()):<7}", STYLES.get(status, "bold")),
@@ -199,6 +199,7 @@ def verdict_line(result: ScenarioResult) -> Text:
     )
     if result.fabric:
         line.append(f"  {result.fabric}", style="cyan")
+    line.append(f"  routing {result.routing.describe()}", style="dim")
     line.append(f"  {result.seconds:.2f}s", style="dim")
     return line
 

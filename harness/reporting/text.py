@@ -123,7 +123,8 @@ def explain(result: ScenarioResult) -> str:
     expectation with its location, so the text alone says what went wrong.
     """
     fabric = f" on fabric {result.fabric}" if result.fabric else ""
-    lines = [f"scenario {result.name}{fabric} (backend {result.backend}): {verdict(result)}"]
+    how = f"backend {result.backend}, routing {result.routing.describe()}"
+    lines = [f"scenario {result.name}{fabric} ({how}): {verdict(result)}"]
     if result.status == "error":
         lines.extend(f"{INDENT}{line}" for line in result.error.splitlines())
         return "\n".join(lines)

@@ -65,6 +65,8 @@ from harness.inputs.yaml import key_text
 from harness.inputs.yaml import read_yaml
 from harness.inputs.yaml import read_yaml_file
 from harness.jobs import JobSpec
+from harness.routing_spec import RoutingOverride
+from harness.routing_spec import parse_override
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import FabricRef
@@ -140,6 +142,7 @@ class RawScenario(TypedDict, total=False):
     tags: list[str]
     backends: list[str]
     fabric: RawFabricRef
+    routing: str | dict[str, str]
     expect_fabric_error: str
     jobs: list[RawJob | str]
     checkpoint: RawCheckpoint
@@ -296,6 +299,17 @@ class Checker:
                     path,
                     key=True,
                 )
+
+    def routing(self, raw: Any, path: KeyPath) -> RoutingOverride:
+        """A ``routing:`` value (scenario or fabric file); nothing stated when absent or bad."""
+        if raw is None:
+            return RoutingOverride()
+        try:
+            return parse_override(raw)
+        except ScenarioError as err:
+            for p in err.problems:
+                self.add(p.message, (*path, p.key) if p.key else path, key=bool(p.key))
+            return RoutingOverride()
 
     def fail(self, message: str, path: KeyPath) -> NoReturn:
         """Add a last problem and raise them all (the input cannot be read further)."""
@@ -558,6 +572,7 @@ class _ScenarioChecker(Checker):
             )
             fabric_error = None
         fabric = self.fabric(raw, path, expecting_error="expect_fabric_error" in raw)
+        routing = self.routing(raw.get("routing"), (*path, "routing"))
         before_jobs = len(self.problems)
         jobs = self.jobs(raw.get("jobs"), (*path, "jobs"))
         self._jobs = jobs if len(self.problems) == before_jobs else None
@@ -576,6 +591,7 @@ class _ScenarioChecker(Checker):
             backends=backends,
             checkpoint=checkpoint,
             expect_fabric_error=fabric_error,
+            routing=routing,
             where=self.where(path),
         )
 

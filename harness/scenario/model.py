@@ -16,6 +16,7 @@ from harness.checks import CheckpointSpec
 from harness.expect import Expect
 from harness.faults import Fault
 from harness.jobs import JobSpec
+from harness.routing_spec import RoutingOverride
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,4 +107,5 @@ class Scenario:
     backends: tuple[str, ...] = ("model",)
     checkpoint: CheckpointSpec | None = None
     expect_fabric_error: str | None = None
+    routing: RoutingOverride = field(default_factory=RoutingOverride)  # its ``routing:``
     where: Location = field(default_factory=Location)

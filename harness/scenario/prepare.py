@@ -40,6 +40,9 @@ from harness.fabric.model import Kind
 from harness.faults import AppliedFault
 from harness.jobs import Job
 from harness.jobs import resolve_jobs
+from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
+from harness.routing_spec import Routing
+from harness.routing_spec import resolve
 from harness.scenario.fabric_ref import build_fabric
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import InjectStep
@@ -76,6 +79,7 @@ class Prepared:
     jobs: tuple[Job, ...] = ()
     steps: tuple[PreparedStep, ...] = ()
     fabric_error: str = ""
+    routing: Routing = DEFAULT_ROUTING  # the fabric file's ``routing:``, then the scenario's
 
 
 def located(err: ScenarioError, where: Location) -> list[Problem]:
@@ -99,7 +103,16 @@ def prepare(scenario: Scenario) -> Prepared:
     steps = _steps(scenario, fabric, jobs, problems)
     if problems or jobs is None:
         raise ScenarioError(problems)
-    return Prepared(scenario, fabric, jobs, steps)
+    return Prepared(scenario, fabric, jobs, steps, routing=routing_of(scenario))
+
+
+def routing_of(scenario: Scenario) -> Routing:
+    """The scenario's routing: the defaults, its fabric file's ``routing:``, its own."""
+    from harness.fabric.fabric_file import fabric_file_routing
+
+    ref = scenario.fabric
+    from_file = fabric_file_routing(ref.file) if ref.file is not None else None
+    return resolve(from_file, scenario.routing)
 
 
 def _jobs(scenario: Scenario, fabric: Fabric, problems: list[Problem]) -> tuple[Job, ...] | None:

@@ -37,6 +37,9 @@ from harness.fabric.presets import PRESETS
 from harness.faults import FAULT_KINDS
 from harness.jobs import DEFAULT_TIMEOUT_S
 from harness.jobs import FAILOVERS
+from harness.routing_spec import CHOICES
+from harness.routing_spec import DOCS as ROUTING_DOCS
+from harness.routing_spec import SHORTHAND
 from harness.scenario.load import NAME_RE
 from harness.scenario.load import RESTORE_WORDS
 from harness.scenario.load import generator_function
@@ -61,6 +64,8 @@ SCENARIO_DOCS = {
     "tags": "Free-form tags, e.g. [seed, connectivity].",
     "backends": "Backends to run on (default [model]).",
     "fabric": "The fabric: exactly one of preset, file or generator, plus params.",
+    "routing": "How the fabric is routed: a control plane (sm or bgp) or {control: ...}; "
+    "overrides the fabric file's routing:.",
     "expect_fabric_error": "Building the fabric must fail with a message containing this text.",
     "jobs": "Training jobs: per-su, or {name, nodes, failover, timeout}.",
     "checkpoint": "Checkpoint of one job, for the checkpoint_* observations.",
@@ -368,6 +373,24 @@ def _job_schema() -> Schema:
     }
 
 
+def routing_schema() -> Schema:
+    """``routing:``: a control plane, or a mapping of settings (:mod:`harness.routing_spec`)."""
+    return {
+        "description": "A control plane (shorthand for {control: ...}) or a mapping of settings.",
+        "anyOf": [
+            {"enum": list(CHOICES[SHORTHAND])},
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    key: {"enum": list(choices), "description": ROUTING_DOCS[key]}
+                    for key, choices in CHOICES.items()
+                },
+            },
+        ],
+    }
+
+
 def _fabric_ref_schema() -> Schema:
     return {
         "type": "object",
@@ -405,6 +428,7 @@ def scenario_schema() -> Schema:
             "uniqueItems": True,
         },
         "fabric": _ref("fabric"),
+        "routing": _ref("routing"),
         "expect_fabric_error": NOT_BLANK,
         "jobs": {"type": "array", "items": _ref("job")},
         "checkpoint": checkpoint,
@@ -439,6 +463,7 @@ def scenario_schema() -> Schema:
             "name": {"type": "string", "pattern": NAME_PATTERN},
             "scenario": scenario,
             "fabric": _fabric_ref_schema(),
+            "routing": routing_schema(),
             "job": _job_schema(),
             **_selector_defs(),
             **_step_defs(),
@@ -489,7 +514,11 @@ def fabric_schema() -> Schema:
         "count": {"type": "integer", "minimum": 1, "description": "Parallel cables."},
         "lanes": {"type": "integer", "minimum": 1, "description": "Default 4 (storage: 1)."},
     }
-    common = {"name": {"type": "string", "pattern": NAME_PATTERN}, "description": NOT_BLANK}
+    common = {
+        "name": {"type": "string", "pattern": NAME_PATTERN},
+        "description": NOT_BLANK,
+        "routing": routing_schema(),
+    }
     generator_form: Schema = {
         "type": "object",
         "additionalProperties": False,

@@ -46,6 +46,8 @@ from harness.observation import Observation
 from harness.plans import MeasureOptions
 from harness.plans import island_plan
 from harness.plans import uplink_flow_group
+from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
+from harness.routing_spec import Routing
 from harness.runner import run_scenario
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
@@ -250,9 +252,11 @@ class Recording:
     def capabilities(self) -> Capabilities:
         return self.inner.capabilities
 
-    def apply(self, fabric: Fabric, jobs: Sequence[Job] = ()) -> None:
+    def apply(
+        self, fabric: Fabric, jobs: Sequence[Job] = (), *, routing: Routing = DEFAULT_ROUTING
+    ) -> None:
         self.calls.append("apply")
-        self.inner.apply(fabric, jobs)
+        self.inner.apply(fabric, jobs, routing=routing)
 
     def inject(self, fault: AppliedFault) -> None:
         self.calls.append(f"inject {fault.fault.describe()}")

@@ -105,7 +105,10 @@ def render(width: int = 120, **kw: Any) -> tuple[Console, io.StringIO]:
 # -- plain text --------------------------------------------------------------------------
 def test_explain_tells_the_story_and_locates_every_failure(failed: ScenarioResult) -> None:
     text = explain(failed)
-    assert "scenario wrong-hope on fabric seed-a800 (backend model): failed: 2 of 3" in text
+    assert (
+        "scenario wrong-hope on fabric seed-a800 (backend model, routing control sm): "
+        "failed: 2 of 3" in text
+    )
     assert f"{PATH}:5:5: inject: killed spine-05" in text
     assert "all 10 jobs survive" in text
     assert f"{PATH}:9:7: leaf_uplink_ratio" in text

@@ -42,6 +42,8 @@ from harness.measurement import Measurements
 from harness.measurement import MeasurePlan
 from harness.measurement import Probe
 from harness.measurement import TracedPath
+from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
+from harness.routing_spec import Routing
 from harness.words import plural
 
 TOOLS = ("ibsim", "opensm", "dump_lfts", "ibnetdiscover")
@@ -79,7 +81,10 @@ class IbsimBackend(ClosesOnSignals):
         self._settle_s = 0.0
         self._routes: Routes | None = None
 
-    def apply(self, fabric: Fabric, jobs: Sequence[Job] = ()) -> None:
+    def apply(
+        self, fabric: Fabric, jobs: Sequence[Job] = (), *, routing: Routing = DEFAULT_ROUTING
+    ) -> None:
+        """OpenSM routes the subnet (``routing.control`` is ``sm``: the only one it runs)."""
         if self.sim is not None and self.sim.fabric is fabric:
             return
         self.close()

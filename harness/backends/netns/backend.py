@@ -39,6 +39,8 @@ from harness.measurement import Measurements
 from harness.measurement import MeasurePlan
 from harness.measurement import Probe
 from harness.measurement import TracedPath
+from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
+from harness.routing_spec import Routing
 
 REALIZED_LINKS = frozenset(
     k.label for k in (LinkKind.ACCESS, LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE, LinkKind.STORAGE)
@@ -77,11 +79,15 @@ class NetnsBackend:
         self.emu: Emulation | None = None
         self.engine: FaultEngine | None = None
         self.jobs: tuple[Job, ...] = ()
+        self.routing = DEFAULT_ROUTING
         self._settle_s = 0.0
 
     # -- life cycle ------------------------------------------------------------------------
-    def apply(self, fabric: Fabric, jobs: Sequence[Job] = ()) -> None:
+    def apply(
+        self, fabric: Fabric, jobs: Sequence[Job] = (), *, routing: Routing = DEFAULT_ROUTING
+    ) -> None:
         self.jobs = tuple(jobs)
+        self.routing = routing
         if self.emu is not None and self.emu.fabric is fabric and self.engine is not None:
             if self.engine.effects:
                 msg = "netns: apply() while faults are injected; revert them first"

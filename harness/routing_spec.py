@@ -1,0 +1,170 @@
+"""The ``routing:`` key of scenario and fabric files (core layer, pure).
+
+``routing:`` says how the fabric is routed.  A string is the shorthand for the
+control plane (``routing: bgp``); a mapping names each setting
+(``routing: {control: bgp}``).  Settings:
+
+``control`` (default ``sm``)
+    The control plane an emulated backend runs.  ``sm``: the forwarding
+    tables are computed from what is alive and installed by the harness, as
+    an InfiniBand subnet manager does.  ``bgp``: every switch runs a routing
+    daemon (FRR's bgpd on the netns backend, BGP unnumbered, RFC 7938 AS
+    numbers), as RoCE fabrics run by SONiC do.  The model backend predicts
+    the converged state either way.
+
+Each setting is a field of :class:`Routing` with its choices in
+:data:`CHOICES` (the first is the default), so a new setting is one field and
+one table entry.  A scenario's ``routing:`` wins over its fabric file's, and
+``harness run --routing`` over both (:meth:`Routing.merged`).
+
+>>> parse_routing("bgp")
+Routing(control='bgp')
+>>> parse_routing({"control": "sm"}).describe()
+'control sm'
+>>> parse_routing({"control": "bpg"})
+Traceback (most recent call last):
+...
+harness.errors.ScenarioError: [control] routing control 'bpg' is unknown (did you mean 'bgp'?); \
+use one of sm, bgp, e.g. routing: {control: bgp}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+from typing import Literal
+
+from harness.errors import Problem
+from harness.errors import ScenarioError
+from harness.suggest import closest
+
+Control = Literal["sm", "bgp"]
+CONTROLS: tuple[Control, ...] = ("sm", "bgp")
+
+#: Every setting of ``routing:`` -> its choices (the first one is the default).
+CHOICES: dict[str, tuple[str, ...]] = {"control": CONTROLS}
+#: What each setting means (for the JSON Schema and ``--help``).
+DOCS: dict[str, str] = {
+    "control": "The control plane an emulated backend runs: sm (tables computed by the harness, "
+    "as a subnet manager does) or bgp (FRR bgpd on every switch, BGP unnumbered).",
+}
+SHORTHAND = "control"  # what a bare string sets
+ROUTING_KEYS: tuple[str, ...] = tuple(CHOICES)
+
+
+@dataclass(frozen=True, slots=True)
+class Routing:
+    """How a fabric is routed (see the module docstring for each setting)."""
+
+    control: Control = "sm"
+
+    def describe(self) -> str:
+        """``control bgp``: every setting, as every report states it."""
+        return ", ".join(f"{k} {v}" for k, v in self.to_dict().items())
+
+    def to_dict(self) -> dict[str, str]:
+        return {k: str(getattr(self, k)) for k in ROUTING_KEYS}
+
+    def merged(self, over: RoutingOverride) -> Routing:
+        """These settings with the ones ``over`` states replacing them."""
+        if not over.settings:
+            return self
+        changes: dict[str, Any] = dict(over.settings)  # each value was checked against CHOICES
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingOverride:
+    """The settings one source states (a file's ``routing:``, ``--routing``), others unset."""
+
+    settings: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def control(cls, control: Control) -> RoutingOverride:
+        """What ``harness run --routing CONTROL`` states."""
+        return cls((("control", control),))
+
+
+DEFAULT = Routing()
+
+
+def resolve(*layers: RoutingOverride | None) -> Routing:
+    """The routing from the defaults and each layer over the previous one.
+
+    >>> resolve(parse_override("bgp"), None, parse_override({"control": "sm"})).control
+    'sm'
+    """
+    out = DEFAULT
+    for layer in layers:
+        if layer is not None:
+            out = out.merged(layer)
+    return out
+
+
+def parse_override(raw: Any) -> RoutingOverride:
+    """Read one ``routing:`` value; a :class:`ScenarioError` lists every problem.
+
+    Each problem's ``key`` is the setting it is about (``control``), or empty
+    when the value as a whole is wrong, so a loader can place it at file:line.
+    """
+    if isinstance(raw, str):
+        raw = {SHORTHAND: raw}
+    if not isinstance(raw, dict):
+        msg = (
+            f"routing must be a control plane ({' or '.join(CONTROLS)}) or a mapping of "
+            f"settings, e.g. routing: bgp or routing: {{control: bgp}}; got {_what(raw)}"
+        )
+        raise ScenarioError(msg)
+    problems: list[Problem] = []
+    settings: dict[str, str] = {}
+    for key, value in raw.items():
+        if key not in CHOICES:
+            problems.append(
+                Problem(
+                    f"unknown routing setting {key!r}{_near(key, ROUTING_KEYS)}; the settings "
+                    f"are {', '.join(ROUTING_KEYS)}, e.g. routing: {{control: bgp}}",
+                    key=str(key),
+                )
+            )
+            continue
+        choices = CHOICES[key]
+        if value not in choices:
+            problems.append(
+                Problem(
+                    f"routing {key} {value!r} is unknown{_near(value, choices)}; use one of "
+                    f"{', '.join(choices)}, e.g. routing: {{{key}: {choices[-1]}}}",
+                    key=str(key),
+                )
+            )
+            continue
+        settings[key] = str(value)
+    if problems:
+        raise ScenarioError(problems)
+    return RoutingOverride(tuple(settings.items()))
+
+
+def parse_routing(raw: Any) -> Routing:
+    """One ``routing:`` value on its own, over the defaults."""
+    return resolve(parse_override(raw))
+
+
+def control_of(value: str) -> Control:
+    """``value`` as a control plane (``--routing``); bad input names the choices."""
+    if value not in CONTROLS:
+        msg = f"--routing takes {' or '.join(CONTROLS)}, not {value!r}{_near(value, CONTROLS)}"
+        raise ScenarioError(msg)
+    return value
+
+
+def _near(word: object, choices: tuple[str, ...]) -> str:
+    near = closest(str(word), list(choices), n=1, cutoff=0.5)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
+def _what(value: object) -> str:
+    if value is None:
+        return "nothing"
+    return {bool: "true/false", int: "a number", float: "a number", list: "a list"}.get(
+        type(value), type(value).__name__
+    )

@@ -1,0 +1,159 @@
+"""The ``routing:`` key: parsing, layering (fabric file < scenario < --routing), reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.errors import ScenarioError
+from harness.fabric.fabric_file import load_fabric_file
+from harness.routing_spec import DEFAULT
+from harness.routing_spec import Routing
+from harness.routing_spec import RoutingOverride
+from harness.routing_spec import control_of
+from harness.routing_spec import parse_override
+from harness.routing_spec import parse_routing
+from harness.routing_spec import resolve
+from harness.runner import run_scenario
+from harness.scenario.load import load_file
+from harness.scenario.load import load_text
+from harness.scenario.prepare import prepare
+from tests.backends.backend_fakes import LimitedBackend
+
+SCENARIO = """\
+name: routed
+description: kill a spine on a fabric routed {how}
+fabric: {fabric}
+{routing}
+steps:
+  - inject: {{kill: spine-01}}
+  - expect: {{all_gpus_connected: true}}
+"""
+FABRIC_FILE = """\
+description: a small two-tier fabric
+{routing}
+generator: two-tier
+params: {{sus: 1, nodes_per_su: 2, spines: 2, leaf_radix: 8, storage: false}}
+"""
+
+
+def _scenario(tmp_path: Path, routing: str = "", fabric_routing: str | None = None) -> Path:
+    fabric = "{preset: seed-a800}"
+    if fabric_routing is not None:
+        (tmp_path / "lab.yaml").write_text(FABRIC_FILE.format(routing=fabric_routing))
+        fabric = "{file: lab.yaml}"
+    path = tmp_path / "routed.yaml"
+    how = routing.replace("\n", " ").replace(":", "") or "by default"
+    path.write_text(SCENARIO.format(how=how, fabric=fabric, routing=routing))
+    return path
+
+
+def test_shorthand_and_mapping_mean_the_same() -> None:
+    assert parse_routing("bgp") == parse_routing({"control": "bgp"}) == Routing("bgp")
+    assert parse_routing({}) == DEFAULT == Routing("sm")
+    assert Routing("bgp").to_dict() == {"control": "bgp"}
+    assert Routing("bgp").describe() == "control bgp"
+
+
+@pytest.mark.parametrize(
+    ("raw", "key", "words"),
+    [
+        ("bpg", "control", "did you mean 'bgp'?"),
+        ({"control": "ospf"}, "control", "use one of sm, bgp"),
+        ({"contrl": "bgp"}, "contrl", "did you mean 'control'?"),
+        (3, "", "routing must be a control plane (sm or bgp) or a mapping"),
+        (["bgp"], "", "e.g. routing: bgp"),
+    ],
+)
+def test_bad_routing_names_the_fix(raw: object, key: str, words: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        parse_override(raw)
+    (problem,) = info.value.problems
+    assert problem.key == key
+    assert words in problem.message
+
+
+def test_every_problem_of_a_mapping_at_once() -> None:
+    with pytest.raises(ScenarioError) as info:
+        parse_override({"control": "x", "pahts": "up-down"})
+    assert [p.key for p in info.value.problems] == ["control", "pahts"]
+
+
+def test_layers_override_only_what_they_state() -> None:
+    bgp = parse_override("bgp")
+    assert resolve(None, bgp) == Routing("bgp")
+    assert resolve(bgp, RoutingOverride()) == Routing("bgp")
+    assert resolve(bgp, RoutingOverride.control("sm")) == Routing("sm")
+    assert control_of("bgp") == "bgp"
+    with pytest.raises(ScenarioError, match=r"--routing takes sm or bgp, not 'bpg'"):
+        control_of("bpg")
+
+
+def test_loader_places_the_problem_at_file_line(tmp_path: Path) -> None:
+    path = _scenario(tmp_path, "routing:\n  control: rip")
+    with pytest.raises(ScenarioError) as info:
+        load_file(path)
+    (problem,) = info.value.problems
+    assert (problem.line, problem.key) == (5, "routing.control")
+    assert str(problem).startswith(f"{path}:5:")
+
+
+def test_the_scenario_states_its_routing() -> None:
+    (s,) = load_text(
+        SCENARIO.format(how="bgp", fabric="{preset: seed-a800}", routing="routing: bgp")
+    )
+    assert prepare(s).routing == Routing("bgp")
+    (s,) = load_text(SCENARIO.format(how="-", fabric="{preset: seed-a800}", routing=""))
+    assert prepare(s).routing == DEFAULT
+
+
+def test_fabric_file_routing_under_the_scenarios(tmp_path: Path) -> None:
+    path = _scenario(tmp_path, fabric_routing="routing: bgp")
+    (s,) = load_file(path)
+    assert prepare(s).routing == Routing("bgp")
+    path = _scenario(tmp_path, routing="routing: {control: sm}", fabric_routing="routing: bgp")
+    (s,) = load_file(path)
+    assert prepare(s).routing == Routing("sm")
+
+
+def test_bad_fabric_file_routing_is_located(tmp_path: Path) -> None:
+    (tmp_path / "lab.yaml").write_text(FABRIC_FILE.format(routing="routing: {control: bgpp}"))
+    with pytest.raises(ScenarioError) as info:
+        load_fabric_file(tmp_path / "lab.yaml")
+    (problem,) = info.value.problems
+    assert (problem.line, problem.key) == (2, "routing.control")
+    assert "did you mean 'bgp'?" in problem.message
+
+
+def test_a_backend_that_cannot_run_the_control_plane_skips(tmp_path: Path) -> None:
+    (s,) = load_file(_scenario(tmp_path, "routing: bgp"))
+    result = run_scenario(s, LimitedBackend())  # capabilities.routing: sm only
+    assert result.status == "skipped"
+    assert result.error == "not supported on limited: routing control bgp (it runs sm)"
+    assert result.routing == Routing("bgp")
+    result = run_scenario(s, LimitedBackend(), routing=RoutingOverride.control("sm"))
+    assert result.status == "passed"
+    assert result.routing == Routing("sm")
+
+
+def test_run_reports_routing_and_takes_the_override(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _scenario(tmp_path, "routing: bgp")
+    assert main(["run", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["scenarios"][0]["routing"] == {"control": "bgp"}
+    assert main(["run", str(path), "--json", "--routing", "sm"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["scenarios"][0]["routing"] == {"control": "sm"}
+    assert main(["run", str(path)]) == 0
+    assert "routing control bgp" in capsys.readouterr().out
+
+
+def test_bad_routing_flag_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "scenarios", "--routing", "bpg"]) == 2
+    err = capsys.readouterr().err
+    assert "--routing takes sm or bgp, not 'bpg' (did you mean 'bgp'?)" in err
