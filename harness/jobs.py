@@ -29,7 +29,13 @@ from harness.fabric.model import Fabric
 
 Failover = Literal["none", "port"]
 FAILOVERS: tuple[Failover, ...] = ("none", "port")
-_KEYS = ("name", "nodes", "per-su", "failover", "timeout")
+Collective = Literal["ring", "tree", "all-to-all"]
+COLLECTIVES: tuple[Collective, ...] = ("ring", "tree", "all-to-all")
+DEFAULT_COLLECTIVES: tuple[Collective, ...] = ("ring", "tree")
+"""NCCL picks ring or tree per message size, so by default a job is judged by the worse."""
+RankOrder = Literal["given", "sorted"]
+RANK_ORDERS: tuple[RankOrder, ...] = ("given", "sorted")
+_KEYS = ("name", "nodes", "per-su", "failover", "timeout", "collectives", "ranks")
 
 
 def nccl_ib_timeout_s(timeout: int = 20, retry_cnt: int = 7) -> float:
@@ -70,6 +76,8 @@ class JobSpec:
     per_su: bool = False
     failover: Failover = "none"
     timeout: float = DEFAULT_TIMEOUT_S  # seconds a stalled collective waits before the job fails
+    collectives: tuple[Collective, ...] = DEFAULT_COLLECTIVES
+    ranks: RankOrder = "given"  # rank order: the node list as written, or sorted by id
     origin: Origin | None = field(default=None, compare=False)  # where a jobs file wrote it
 
     def error(self, message: str) -> ScenarioError:
@@ -98,11 +106,24 @@ class JobSpec:
             msg = f"failover is 'none' or 'port', got {failover!r}"
             raise ScenarioError(msg)
         timeout = parse_timeout(raw["timeout"]) if "timeout" in raw else DEFAULT_TIMEOUT_S
+        collectives = parse_collectives(raw.get("collectives", list(DEFAULT_COLLECTIVES)))
+        ranks = raw.get("ranks", "given")
+        if ranks not in RANK_ORDERS:
+            msg = (
+                f"ranks is 'given' (the order of nodes:, as the launcher starts them) or "
+                f"'sorted' (by node id), got {ranks!r}"
+            )
+            raise ScenarioError(msg)
+        extra = {"failover": failover, "timeout": timeout, "collectives": collectives,
+                 "ranks": ranks}  # fmt: skip
         if raw.get("per-su"):
-            if "nodes" in raw or "name" in raw:
-                msg = "per-su jobs take no name or nodes (they are named su01, su02...)"
+            if "nodes" in raw or "name" in raw or "ranks" in raw:
+                msg = (
+                    "per-su jobs take no name, nodes or ranks (they are named su01, su02... "
+                    "and ranked in node order)"
+                )
                 raise ScenarioError(msg)
-            return cls(per_su=True, failover=failover, timeout=timeout)
+            return cls(per_su=True, **extra)
         name, nodes = raw.get("name"), raw.get("nodes")
         if not isinstance(name, str) or not name:
             msg = "a job needs a name (or per-su: true)"
@@ -112,12 +133,17 @@ class JobSpec:
         if not (isinstance(nodes, list) and nodes and all(isinstance(n, str) for n in nodes)):
             msg = f"job {name!r} needs nodes: a glob or a list of node ids/globs"
             raise ScenarioError(msg)
-        return cls(name=name, nodes=tuple(nodes), failover=failover, timeout=timeout)
+        return cls(name=name, nodes=tuple(nodes), **extra)
 
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """A job resolved against a fabric: server indices in id order.
+    """A job resolved against a fabric: server indices in rank order.
+
+    Rank order is the order of the job's ``nodes:`` (each pattern's matches in
+    id order, a server named twice counted once), or sorted by id with
+    ``ranks: sorted``.  ``collectives`` are the collectives it runs (NCCL's
+    ``ring`` and ``tree`` by default; ``all-to-all`` for expert parallelism).
 
     ``timeout`` is the NCCL-equivalent timeout in seconds: a collective
     stalled that long makes the job fail (see :func:`nccl_ib_timeout_s`).
@@ -127,6 +153,36 @@ class Job:
     servers: tuple[int, ...]
     failover: Failover = "none"
     timeout: float = DEFAULT_TIMEOUT_S
+    collectives: tuple[Collective, ...] = DEFAULT_COLLECTIVES
+
+
+def parse_collectives(raw: Any) -> tuple[Collective, ...]:
+    """A job's ``collectives:``: one name or a list of them, each once.
+
+    >>> parse_collectives("all-to-all"), parse_collectives(["tree", "ring"])
+    (('all-to-all',), ('tree', 'ring'))
+    """
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, list) or not items:
+        msg = (
+            f"collectives is one of {', '.join(COLLECTIVES)} or a list of them, "
+            f"e.g. collectives: [ring, tree]; got {raw!r}"
+        )
+        raise ScenarioError(msg)
+    out: list[Collective] = []
+    for item in items:
+        if item not in COLLECTIVES:
+            from harness.suggest import closest
+
+            near = closest(str(item), list(COLLECTIVES), n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            msg = f"unknown collective {item!r}{hint} (known: {', '.join(COLLECTIVES)})"
+            raise ScenarioError(msg)
+        if item in out:
+            msg = f"collective {item!r} is listed twice; list each once"
+            raise ScenarioError(msg)
+        out.append(item)
+    return tuple(out)
 
 
 def resolve_jobs(specs: Sequence[JobSpec], fabric: Fabric) -> tuple[Job, ...]:
@@ -141,13 +197,14 @@ def resolve_jobs(specs: Sequence[JobSpec], fabric: Fabric) -> tuple[Job, ...]:
             width = max(2, len(str(fabric.n_sus)))
             for s in sorted(set(su_of.tolist())):
                 members = tuple(int(i) for i in fabric.servers[su_of == s].tolist())
-                jobs.append(Job(f"su{s:0{width}d}", members, spec.failover, spec.timeout))
+                jobs.append(Job(f"su{s:0{width}d}", members, spec.failover, spec.timeout,
+                                spec.collectives))  # fmt: skip
                 made_by.append(spec)
             continue
-        chosen: set[int] = set()
+        chosen: dict[int, None] = {}  # in rank order
         for pattern in spec.nodes:
             regex = re.compile(fnmatch.translate(pattern))
-            hit = {servers[i] for i, n in enumerate(names) if regex.match(n)}
+            hit = [servers[i] for i, n in enumerate(names) if regex.match(n)]
             if not hit:
                 from harness.suggest import closest
 
@@ -155,8 +212,9 @@ def resolve_jobs(specs: Sequence[JobSpec], fabric: Fabric) -> tuple[Job, ...]:
                 hint = f"; closest: {', '.join(near)}" if near else ""
                 msg = f"job {spec.name!r}: nodes {pattern!r} match no server{hint}"
                 raise spec.error(msg)
-            chosen |= hit
-        jobs.append(Job(spec.name, tuple(sorted(chosen)), spec.failover, spec.timeout))
+            chosen.update(dict.fromkeys(hit))
+        ranks = sorted(chosen) if spec.ranks == "sorted" else list(chosen)
+        jobs.append(Job(spec.name, tuple(ranks), spec.failover, spec.timeout, spec.collectives))
         made_by.append(spec)
     seen: set[str] = set()
     for job, spec in zip(jobs, made_by, strict=True):

@@ -105,6 +105,8 @@ RawJob = TypedDict(
         "per-su": bool,
         "failover": str,
         "timeout": float | str,
+        "collectives": str | list[str],
+        "ranks": str,
     },
     total=False,
 )

@@ -35,8 +35,11 @@ from harness.fabric.model import Fabric
 from harness.fabric.nodes import NODE_TEMPLATES
 from harness.fabric.presets import PRESETS
 from harness.faults import FAULT_KINDS
+from harness.jobs import COLLECTIVES
+from harness.jobs import DEFAULT_COLLECTIVES
 from harness.jobs import DEFAULT_TIMEOUT_S
 from harness.jobs import FAILOVERS
+from harness.jobs import RANK_ORDERS
 from harness.routing_spec import CHOICES
 from harness.routing_spec import DOCS as ROUTING_DOCS
 from harness.routing_spec import SHORTHAND
@@ -67,7 +70,7 @@ SCENARIO_DOCS = {
     "routing": "How the fabric is routed: a control plane (sm or bgp) or {control: ...}; "
     "overrides the fabric file's routing:.",
     "expect_fabric_error": "Building the fabric must fail with a message containing this text.",
-    "jobs": "Training jobs: per-su, or {name, nodes, failover, timeout}.",
+    "jobs": "Training jobs: per-su, or {name, nodes, failover, timeout, collectives, ranks}.",
     "checkpoint": "Checkpoint of one job, for the checkpoint_* observations.",
     "steps": "inject / restore / expect steps, run in order.",
 }
@@ -347,14 +350,31 @@ def _job_schema() -> Schema:
             {"type": "string", "pattern": DURATION_PATTERN},
         ],
     }
+    collective = {"enum": list(COLLECTIVES)}
+    collectives = {
+        "description": "Collectives the job runs; its bandwidth is the worst of them "
+        f"(default {list(DEFAULT_COLLECTIVES)}).",
+        "anyOf": [collective, {"type": "array", "items": collective, "minItems": 1,
+                               "uniqueItems": True}],
+    }  # fmt: skip
+    ranks = {
+        "description": "Rank order: given (the order of nodes:, default) or sorted (by id).",
+        "enum": list(RANK_ORDERS),
+    }
     return {
-        "description": "per-su, {per-su: true}, or {name, nodes, failover, timeout}.",
+        "description": "per-su, {per-su: true}, or {name, nodes, failover, timeout, "
+        "collectives, ranks}.",
         "anyOf": [
             {"const": "per-su"},
             {
                 "type": "object",
                 "required": ["per-su"],
-                "properties": {"per-su": {"const": True}, "failover": failover, "timeout": timeout},
+                "properties": {
+                    "per-su": {"const": True},
+                    "failover": failover,
+                    "timeout": timeout,
+                    "collectives": collectives,
+                },
                 "additionalProperties": False,
             },
             {
@@ -365,6 +385,8 @@ def _job_schema() -> Schema:
                     "nodes": _one_or_many({"type": "string", "minLength": 1}),
                     "failover": failover,
                     "timeout": timeout,
+                    "collectives": collectives,
+                    "ranks": ranks,
                     "per-su": {"const": False},
                 },
                 "additionalProperties": False,
