@@ -326,7 +326,11 @@ def three_tier(
 
     Spine ``j`` of every pod connects to core group ``j``; its uplinks are
     dealt round-robin over the group's cores.  The number of cores is the
-    smallest that gives every spine uplink a port.
+    smallest that gives every spine uplink a port.  When a group has more
+    cores than a spine has uplinks, two pods share only the cores their
+    windows overlap on: the bisection stays full but a pod pair is
+    oversubscribed (``clos-100k``: 2.29:1 for adjacent pods; the
+    ``pod_pair_gbps`` observation).
 
     Examples
     --------

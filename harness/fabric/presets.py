@@ -13,8 +13,9 @@ b200-16su       DGX B200 SuperPOD, 16 SUs, 512 nodes: 128 leaves, 128 spines
 hpn-dual-tor    one Alibaba HPN segment: 128 hosts x 8 GPUs, 8 x 2x200G NICs,
                 16 ToRs (dual-ToR), 2 planes x 60 aggregation switches
 clos-100k       102,400 GPUs: 12,800 H100 nodes, 8 rails, 64-port switches,
-                three tiers, non-blocking (100 pods, 3,200 leaves, 3,200
-                spines, 1,600 cores)
+                three tiers (100 pods, 3,200 leaves, 3,200 spines, 1,600
+                cores); full bisection, but pod pairs oversubscribed up to
+                2.29:1 (see below)
 =============== ===========================================================
 
 ``clos-100k``: a k-ary fat tree of 64-port switches stops at k^3/4 = 65,536
@@ -23,6 +24,18 @@ need 100 pods, more than a core's 64 ports can mesh with, so each spine's 32
 uplinks are dealt round-robin over its group's 50 cores.  Every core still gets
 exactly 64 cables, and the bisection between the two halves of the SUs is full
 (checked by an exact max-flow in the tests and benchmark).
+
+It is **not non-blocking between every pair of pods.**  Spine ``j`` of pod ``p``
+reaches cores ``32(p-1) .. 32(p-1)+31`` (mod 50) of group ``j``; two pods share
+only the cores their windows overlap on, 14 of 32 for adjacent pods.  Up-down
+routing cannot detour through a third pod (that is a valley), so pod 1 can
+send pod 2 at most 14 x 32 x 400 Gb/s = 179.2 Tb/s of its 409.6 Tb/s: 0.4375,
+oversubscribed 2.29:1.  Of the 4,950 pod pairs, 1,600 get 0.4375 and only 150
+(pods 25 apart, which share every core) are non-blocking
+(``tests/unit/test_traffic.py``; the ``pod_pair_gbps`` observation).  No
+rewiring fixes that with 64-port cores: a pod has 1,024 core cables, and full
+capacity to every other pod needs every pod to reach the same cores with the
+same number of cables, i.e. 100 cables per core.
 """
 
 from __future__ import annotations
