@@ -45,8 +45,6 @@ from harness.invariants import servers
 from harness.invariants import storage
 from harness.invariants import topology
 from harness.invariants import verdicts
-from harness.invariants.bandwidth import FlowCounts
-from harness.invariants.bandwidth import RingFlow
 from harness.invariants.capacity import FloatArray
 from harness.invariants.connectivity import Island
 from harness.invariants.paths import RouteGraph
@@ -56,6 +54,9 @@ from harness.invariants.reach import Signature
 from harness.invariants.reach import leaf_reach
 from harness.invariants.topology import AccessPorts
 from harness.invariants.topology import IntArray
+from harness.invariants.traffic import DEFAULT_FORWARDING
+from harness.invariants.traffic import Forwarding
+from harness.invariants.traffic import JobTraffic
 from harness.invariants.verdicts import JobVerdict
 from harness.jobs import Job
 from harness.observation import Observation
@@ -78,11 +79,13 @@ class Analysis:
         *,
         healthy: Analysis | None = None,
         paths: PathRule = "up-down",
+        forwarding: Forwarding = DEFAULT_FORWARDING,
     ) -> None:
         self.fabric = fabric
         self.obs = observation
         self.jobs = tuple(jobs)
         self.paths: PathRule = paths
+        self.forwarding: Forwarding = forwarding
         self._healthy = healthy
         self._parts_cache: dict[tuple[int, Kind], list[int]] = {}
         self._groups_cache: dict[tuple[str, int], list[list[int]]] = {}
@@ -99,7 +102,7 @@ class Analysis:
         if topology.is_healthy(self.fabric, self.obs):
             return self
         obs = topology.healthy_observation(self.fabric)
-        return Analysis(self.fabric, obs, self.jobs, paths=self.paths)
+        return Analysis(self.fabric, obs, self.jobs, paths=self.paths, forwarding=self.forwarding)
 
     # -- topology ----------------------------------------------------------------
     @property
@@ -333,32 +336,22 @@ class Analysis:
         return capacity.bisection_gbps(self.fabric, self.obs)
 
     # -- bandwidth -------------------------------------------------------------
-    def ring_flows(self, job: Job) -> list[RingFlow]:
-        """The job's ring edges that cross leaves: (NIC a, NIC b, leaf a, leaf b, ports)."""
-        return bandwidth.ring_flows(self.fabric, self, job)
-
     @cached_property
-    def flow_counts(self) -> FlowCounts:
-        """Ring flows of all the jobs crossing leaves and pods."""
-        return bandwidth.flow_counts(
-            self.fabric, (flow for job in self.jobs for flow in self.ring_flows(job))
-        )
+    def traffic(self) -> tuple[JobTraffic, ...]:
+        """Per job: its collectives' bus bandwidth and what paces them (lost jobs too)."""
+        return bandwidth.traffic(self.fabric, self.obs, self.nic_rates, self.jobs, self.forwarding)
 
-    def flow_share(self, leaf_a: int, leaf_b: int) -> float:
-        """Gb/s one flow gets through the uplinks of both leaves (and pods)."""
-        return bandwidth.flow_share(
-            self.fabric, self.flow_counts, leaf_a, leaf_b,
-            leaf_live=self.leaf_uplinks[0], pod_live=self.pod_uplinks[0],
-        )  # fmt: skip
+    def job_traffic(self, job: Job) -> JobTraffic:
+        """What ``job``'s collectives get from the live fabric (:mod:`~.traffic`)."""
+        return self.traffic[self.jobs.index(job)]
 
     def job_busbw_gbs(self, job: Job) -> float:
-        """Ring all-reduce bus bandwidth estimate of a job (GB/s); 0 when lost."""
+        """Bus bandwidth of a job's worst collective (GB/s); 0 when lost."""
         got = self._busbw_cache.get(job.name)
         if got is None:
             lost = self.verdicts[self.jobs.index(job)].lost
             got = self._busbw_cache[job.name] = 0.0 if lost else bandwidth.job_busbw_gbs(
-                self.fabric, self, job, self.ring_flows(job), nic_rate=self.nic_rates,
-                intra=self.intra_gbs, share=self.flow_share,
+                self, job, self.job_traffic(job), intra=self.intra_gbs
             )  # fmt: skip
         return got
 
@@ -375,14 +368,38 @@ class Analysis:
     def storage_gbps(self, server: int) -> float:
         return storage.storage_gbps(self.obs, self.storage_bonds[0], server)
 
+    @cached_property
+    def storage_members(self) -> dict[int, list[float]]:
+        """Per server: the usable Gb/s of each live storage bond member."""
+        return storage.storage_members(self.fabric, self.obs)
+
+    def bond_members(self, server: int) -> list[float]:
+        """A live server's live storage bond members (Gb/s each; none when it is down)."""
+        return self.storage_members.get(server, []) if self.up[server] else []
+
     def host_copy_gbs(self, server: int) -> float:
         """GPU -> host memory copy bandwidth of a server (GB/s), phase 1 of a 2-phase save."""
         return storage.host_copy_gbs(self.fabric, self.obs, self, server)
 
     def checkpoint(
-        self, job: Job, size_gb: float, *, sharded: bool = True
+        self,
+        job: Job,
+        size_gb: float,
+        *,
+        sharded: bool = True,
+        shards_per_server: int | None = None,
     ) -> tuple[float, float, float]:
-        """(sync stall, async phase-1 stall, background write) in seconds."""
+        """(sync stall, async phase-1 stall, background write) in seconds.
+
+        A sharded checkpoint writes ``shards_per_server`` streams per server
+        (default: one per GPU, i.e. per rank); an unsharded one, one stream.
+        """
+        f = self.fabric
+
+        def shards(server: int) -> int:
+            return shards_per_server or max(f.node_spec(server).gpus, 1)
+
         return storage.checkpoint(
-            job, size_gb, self.storage_gbps, self.host_copy_gbs, sharded=sharded
-        )
+            job, size_gb, self.bond_members, self.host_copy_gbs, sharded=sharded,
+            shards_per_server=shards,
+        )  # fmt: skip

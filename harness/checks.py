@@ -39,11 +39,16 @@ from harness.timeline import JobFate
 
 @dataclass(frozen=True, slots=True)
 class CheckpointSpec:
-    """Checkpoint of one job: size of the whole checkpoint, sharded or not."""
+    """Checkpoint of one job: size of the whole checkpoint, sharded or not.
+
+    ``shards_per_server``: streams each server writes when sharded (None: one
+    per GPU, one per rank).
+    """
 
     size_gb: float
     sharded: bool = True
     interval_s: float | None = None
+    shards_per_server: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,7 +365,9 @@ def _checkpoint(a: Analysis, ctx: Context, args: Mapping[str, Any], which: int) 
     ck = ctx.checkpoint
 
     def one(job: Job) -> float:
-        return a.checkpoint(job, ck.size_gb, sharded=ck.sharded)[which]
+        return a.checkpoint(
+            job, ck.size_gb, sharded=ck.sharded, shards_per_server=ck.shards_per_server
+        )[which]
 
     if args.get("job") is not None:
         job = a.job(args["job"])

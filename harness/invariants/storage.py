@@ -2,11 +2,29 @@
 
 A server's storage bond carries its live members, each limited by its share
 of the storage switch's live uplinks (shared in proportion by the switch's
-live members).  A checkpoint of ``size_gb`` is written by every server
-(``sharded``, each size/servers) or by the first one.  Synchronous save: the
-job stalls for shard / bond bandwidth.  Two-phase save: the job stalls only
+live members).  The bond's bandwidth is the sum of its members, but one flow
+uses **one member**: 802.3ad (LACP) hashes each flow (layer 3+4: one TCP
+connection) to one member, so a single stream never goes faster than one
+member.
+
+A checkpoint of ``size_gb`` is written by every server (``sharded``, each
+size/servers) or by the first one (unsharded: one stream).  A sharded
+checkpoint writes one file per shard, and each server streams its
+``shards_per_server`` shards (by default one per GPU: one per rank, as
+PyTorch DCP and Megatron's distributed checkpoints do) as that many flows,
+dealt evenly over its live members, the fastest first (the best a hash can
+do).  Synchronous save: the job stalls until the slowest member of the
+slowest server has written its flows.  Two-phase save: the job stalls only
 for the GPU-to-host copy (PCIe switch uplinks, capped by host memory
 bandwidth); the write to storage runs in the background.
+
+Checkpoint sizes follow the 14 bytes per parameter rule of mixed-precision
+Adam training: bf16 weights (2) + fp32 master weights (4) + Adam's m (4) and
+v (4); gradients are not saved.  A 7B-parameter model's checkpoint is
+7e9 x 14 B = 98 GB; one stream of it at 25 Gb/s takes 98 x 8 / 25 = 31.4 s.
+
+>>> write_s(4.9, 8, [25.0, 25.0]), write_s(98.0, 1, [25.0, 25.0])
+(0.784, 31.36)
 """
 
 from __future__ import annotations
@@ -14,6 +32,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from collections.abc import Mapping
+from collections.abc import Sequence
 
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
@@ -45,6 +64,45 @@ def storage_bonds(fabric: Fabric, obs: Observation) -> tuple[dict[int, float], d
     return bond, up_live
 
 
+def storage_members(fabric: Fabric, obs: Observation) -> dict[int, list[float]]:
+    """Per server: the usable Gb/s of each live bond member (its share of the switch uplinks)."""
+    f = fabric
+    cap = obs.link_capacity
+    up_live: dict[int, float] = defaultdict(float)
+    demand: dict[int, float] = defaultdict(float)
+    member: list[tuple[int, int, float]] = []
+    for i in f.links_by_kind[LinkKind.STORAGE].tolist():
+        a, b = int(f.link_a[i]), int(f.link_b[i])
+        if f.kind[a] == int(Kind.STORAGE_SWITCH):
+            up_live[a] += float(cap[i])
+        elif cap[i] > 0:
+            member.append((int(f.parent[a]), b, float(cap[i])))
+            demand[b] += float(cap[i])
+    out: dict[int, list[float]] = defaultdict(list)
+    for srv, sw, c in member:
+        if up_live[sw] > 0:
+            out[srv].append(c * min(1.0, up_live[sw] / demand[sw]))
+    return out
+
+
+def write_s(size_gb: float, flows: int, members: Sequence[float]) -> float:
+    """Seconds to write ``size_gb`` as ``flows`` equal streams over bond ``members`` (Gb/s).
+
+    Each stream is hashed to one member; the streams are dealt evenly, the
+    fastest members first, and the write ends when the last member is done.
+    """
+    live = sorted((m for m in members if m > 0), reverse=True)
+    if not live or size_gb <= 0:
+        return float("inf") if size_gb > 0 else 0.0
+    per_flow = size_gb / flows
+    slowest = 0.0
+    for k, rate in enumerate(live):
+        n = flows // len(live) + (1 if k < flows % len(live) else 0)
+        if n:
+            slowest = max(slowest, n * per_flow * 8 / rate)
+    return slowest
+
+
 def storage_gbps(obs: Observation, bonds: Mapping[int, float], server: int) -> float:
     """A server's storage bond Gb/s (0 when the server is down)."""
     if not obs.element_up[server]:
@@ -69,17 +127,23 @@ def host_copy_gbs(fabric: Fabric, obs: Observation, view: ServerView, server: in
 def checkpoint(
     job: Job,
     size_gb: float,
-    storage: Callable[[int], float],
+    members: Callable[[int], Sequence[float]],
     host_copy: Callable[[int], float],
     *,
     sharded: bool = True,
+    shards_per_server: Callable[[int], int] | None = None,
 ) -> tuple[float, float, float]:
     """(sync stall, async phase-1 stall, background write) in seconds.
 
-    ``storage``: a server's bond Gb/s; ``host_copy``: its GPU-to-host GB/s.
+    ``members``: a server's live bond members (Gb/s each); ``host_copy``: its
+    GPU-to-host GB/s; ``shards_per_server``: how many streams a server writes
+    when sharded (one when not).
     """
     writers = list(job.servers) if sharded else list(job.servers[:1])
     share = size_gb / len(writers)
-    sync = max((share * 8 / bw if (bw := storage(s)) > 0 else float("inf")) for s in writers)
+    sync = max(
+        write_s(share, shards_per_server(s) if sharded and shards_per_server else 1, members(s))
+        for s in writers
+    )
     phase1 = max((share / bw if (bw := host_copy(s)) > 0 else float("inf")) for s in writers)
     return sync, phase1, sync

@@ -91,6 +91,8 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 Forwarding = Literal["static", "adaptive", "ecmp"]
 FORWARDINGS: tuple[Forwarding, ...] = ("static", "adaptive", "ecmp")
+DEFAULT_FORWARDING: Forwarding = "static"
+"""OpenSM's ftree/updn/minhop tables are static per destination unless adaptive routing is on."""
 COLLECTIVE_ORDER: tuple[Collective, ...] = ("ring", "tree", "all-to-all")
 ECMP_DRAWS = 16
 """Seeded hash functions an ``ecmp`` estimate averages over (and takes the worst of)."""

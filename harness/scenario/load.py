@@ -115,6 +115,7 @@ RawJob = TypedDict(
 class RawCheckpoint(TypedDict, total=False):
     size_gb: float
     sharded: bool
+    shards_per_server: int
     interval_s: float
 
 
@@ -760,8 +761,8 @@ class _ScenarioChecker(Checker):
         size: Any = body.get("size_gb")
         if "size_gb" not in body:
             self.add(
-                "checkpoint needs size_gb: the whole checkpoint of one job in GB, e.g. "
-                "checkpoint: {size_gb: 112}",
+                "checkpoint needs size_gb: the whole checkpoint of one job in GB (14 bytes "
+                "per parameter: a 7B model is 98 GB), e.g. checkpoint: {size_gb: 98}",
                 path,
                 key=True,
             )
@@ -776,6 +777,23 @@ class _ScenarioChecker(Checker):
         if not isinstance(sharded, bool):
             self.add(f"checkpoint sharded is true or false, got {sharded!r}", (*path, "sharded"))
             ok = False
+        shards: Any = body.get("shards_per_server")
+        if shards is not None and not (
+            isinstance(shards, int) and not isinstance(shards, bool) and 0 < shards <= 65536
+        ):
+            self.add(
+                f"checkpoint shards_per_server is a whole number of streams per server "
+                f"(1 to 65536), got {shards!r}",
+                (*path, "shards_per_server"),
+            )
+            ok = False
+        elif shards is not None and sharded is False:
+            self.add(
+                "shards_per_server applies to sharded checkpoints; an unsharded one is one "
+                "stream from one server: drop shards_per_server or set sharded: true",
+                (*path, "shards_per_server"),
+            )
+            ok = False
         interval: Any = body.get("interval_s")
         if interval is not None and not (_is_number(interval) and 0 < interval < math.inf):
             self.add(
@@ -785,7 +803,7 @@ class _ScenarioChecker(Checker):
             ok = False
         if not ok:
             return None
-        return CheckpointSpec(float(size), sharded, float(interval) if interval else None)
+        return CheckpointSpec(float(size), sharded, float(interval) if interval else None, shards)
 
     # -- steps -------------------------------------------------------------------
 

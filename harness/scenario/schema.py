@@ -436,6 +436,12 @@ def scenario_schema() -> Schema:
         "properties": {
             "size_gb": {"type": "number", "exclusiveMinimum": 0},
             "sharded": {"type": "boolean"},
+            "shards_per_server": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 65536,
+                "description": "Streams each server writes when sharded (default: one per GPU).",
+            },
             "interval_s": {"type": "number", "exclusiveMinimum": 0},
         },
     }

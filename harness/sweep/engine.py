@@ -48,6 +48,8 @@ from harness.invariants.connectivity import intra_bad_pairs
 from harness.invariants.reach import PathRule
 from harness.invariants.reach import UpDownIndex
 from harness.invariants.topology import components
+from harness.invariants.traffic import DEFAULT_FORWARDING
+from harness.invariants.traffic import Forwarding
 from harness.invariants.verdicts import tolerant
 from harness.jobs import Job
 from harness.observation import Observation
@@ -172,8 +174,10 @@ class CaseEvaluator:
         bisection: bool = False,
         reference: Analysis | None = None,
         paths: PathRule | None = None,
+        forwarding: Forwarding = DEFAULT_FORWARDING,
     ) -> None:
         self.fabric = fabric
+        self.forwarding: Forwarding = forwarding
         self.jobs = tuple(jobs)
         self.state = base or FaultState.healthy(fabric)
         self.bisection = bisection
@@ -189,8 +193,9 @@ class CaseEvaluator:
         """The full analysis of ``state`` under this evaluator's path rule."""
         ref = self.healthy if healthy else None
         return Analysis(
-            self.fabric, Observation.from_state(state), self.jobs, healthy=ref, paths=self.paths
-        )
+            self.fabric, Observation.from_state(state), self.jobs, healthy=ref, paths=self.paths,
+            forwarding=self.forwarding,
+        )  # fmt: skip
 
     # -- precomputation (one pass) ---------------------------------------------
     @cached_property
@@ -311,15 +316,14 @@ class CaseEvaluator:
         return live, full
 
     @cached_property
-    def _flows(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
-        """Ring flows crossing leaves: (job, leaf_a, leaf_b) arrays."""
-        rows: list[tuple[int, int, int]] = []
-        for j, job in enumerate(self.jobs):
-            rows.extend(
-                (j, leaf_a, leaf_b) for _, _, leaf_a, leaf_b, _ in self.base.ring_flows(job)
-            )
-        arr = np.array(rows, dtype=np.int32).reshape(-1, 3)
-        return arr[:, 0], arr[:, 1], arr[:, 2]
+    def _flows(self) -> npt.NDArray[np.int64]:
+        """Per job: its flows between two leaves in the base (all collectives and rails).
+
+        A job whose flows stay on their leaves keeps its bandwidth unless its NICs
+        change; one whose flows cross leaves is re-placed by the flow engine
+        (:meth:`_busbw_ratio`).
+        """
+        return np.array([t.cross_leaf_flows for t in self.base.traffic], dtype=np.int64)
 
     @cached_property
     def _busbw(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
@@ -445,7 +449,7 @@ class CaseEvaluator:
             return [self.evaluate([x]) for x in singles]
         f = self.fabric
         _, aps, bridges = self._switch_graph
-        no_flows = self._flows[0].size == 0
+        no_flows = not self._flows.any()
         if self.paths == "up-down":
 
             def split(i: int) -> bool:  # leaves never carry up-down transit traffic
@@ -819,7 +823,7 @@ class CaseEvaluator:
         # leaf uplinks
         ratio = self._uplink_ratio(changed_leaves, dead_leaves, dead_servers)
         # bus bandwidth
-        busbw = self._busbw_ratio(changed_leaves, new_lost)
+        busbw = self._busbw_ratio(changed_leaves, new_lost, failures)
         # storage
         storage = 1.0
         if storage_hit or dead_servers:
@@ -911,37 +915,36 @@ class CaseEvaluator:
                 keep[pos[leaf]] = False
         return float(r[keep].min()) if keep.any() else self._no_uplinks
 
-    def _busbw_ratio(self, changed: dict[int, float], lost: set[int]) -> float:
+    def _busbw_ratio(
+        self, changed: dict[int, float], lost: set[int], failures: Sequence[Failure]
+    ) -> float:
+        """Min bus bandwidth ratio of a fast case: the base's, but for the jobs it loses.
+
+        When some job's flows cross leaves and the case changes uplinks, the
+        flows are placed again on the case's fabric (static and hashed routes
+        depend on which cables are live), exactly as the full analysis does.
+        """
         if not self.jobs:
             return 1.0
+        if changed and self._flows.any():
+            a = self._case_analysis(failures)
+            return self._min_busbw(
+                np.array([a.job_busbw_gbs(j) for j in self.jobs], dtype=np.float64)
+            )
         base, _ = self._busbw
         bw = base.copy()
         for j in lost:
             bw[j] = 0.0
-        job_of, la, lb = self._flows
-        if changed and job_of.size:
-            live, _ = self._uplinks
-            out_count = np.bincount(la, minlength=self.fabric.n_elements)
-            in_count = np.bincount(lb, minlength=self.fabric.n_elements)
-            cap = live.copy()
-            for leaf, v in changed.items():
-                cap[leaf] = v
-            share = np.minimum(cap[la] / np.maximum(out_count[la], 1),
-                               cap[lb] / np.maximum(in_count[lb], 1)) / 8.0  # fmt: skip
-            per_job = np.full(len(self.jobs), np.inf)
-            np.minimum.at(per_job, job_of, share)
-            rails = self.fabric.rails
-            for j in np.unique(job_of).tolist():
-                if bw[j] > 0:
-                    ports = self.fabric.node_spec(self.jobs[j].servers[0]).nic_ports
-                    bw[j] = min(bw[j], rails * per_job[j] * ports)
         return self._min_busbw(bw)
 
-    def _bisection(self, failures: Sequence[Failure]) -> float:
+    def _case_analysis(self, failures: Sequence[Failure]) -> Analysis:
         state = self.state
         for x in failures:
             state = state.inject(x.to_fault(self.fabric))
-        return self._bisection_ratio(self._analysis(state))
+        return self._analysis(state)
+
+    def _bisection(self, failures: Sequence[Failure]) -> float:
+        return self._bisection_ratio(self._case_analysis(failures))
 
     def _bisection_ratio(self, a: Analysis) -> float:
         base = (self.reference or self.healthy).bisection_gbps
@@ -965,10 +968,7 @@ class CaseEvaluator:
         """The same answer by the full analysis (slow path, and the tests' oracle)."""
         self.exact_cases += 1
         f = self.fabric
-        state = self.state
-        for x in failures:
-            state = state.inject(x.to_fault(f))
-        a = self._analysis(state)
+        a = self._case_analysis(failures)
         lost = tuple(sorted(set(a.jobs_lost()) - self._base_lost))
         busbw = self._min_busbw(np.array([a.job_busbw_gbs(j) for j in self.jobs], dtype=np.float64))
         s_denom = self._storage[1]

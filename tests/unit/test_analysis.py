@@ -378,12 +378,13 @@ def test_a_leaf_without_uplinks_loses_a_cross_su_job() -> None:
 
 
 def test_checkpoint_stall_doubles_with_a_bond_member_down() -> None:
-    ctx = Context(CheckpointSpec(size_gb=112.0, sharded=True))
+    ctx = Context(CheckpointSpec(size_gb=98.0, sharded=True))  # 7B params x 14 bytes
     f = fabric("seed-a800")
     h = analyse(f)
     a = analyse(f, {"bond-member": "su01/node01/stor0"})
     base = value(h, "checkpoint_sync_stall_s", ctx, job="su01")
-    assert base == pytest.approx(112 / 20 * 8 / 50)  # each node writes its 5.6 GB shard at 50 Gb/s
+    # each node writes its 4.9 GB shard as 8 streams (one per GPU), 4 per 25 Gb/s member
+    assert base == pytest.approx(98 / 20 * 8 / 50)
     assert value(a, "checkpoint_sync_stall_s", ctx, job="su01") == pytest.approx(2 * base)
     assert value(a, "checkpoint_sync_stall_s", ctx, job="su02") == pytest.approx(base)
     assert value(a, "storage_gbps", node="su01/node01") == 25.0
@@ -394,11 +395,22 @@ def test_checkpoint_stall_doubles_with_a_bond_member_down() -> None:
     assert value(h, "checkpoint_async_stall_s", ctx, job="su01") < base / 10
 
 
-def test_unsharded_checkpoint_is_written_by_one_node() -> None:
-    ctx = Context(CheckpointSpec(size_gb=112.0, sharded=False))
-    assert value(analyse(fabric("seed-a800")), "checkpoint_sync_stall_s", ctx) == pytest.approx(
-        112 * 8 / 50
-    )
+def test_unsharded_checkpoint_is_one_stream_on_one_bond_member() -> None:
+    # 802.3ad hashes a flow to one member: 98 GB at 25 Gb/s, not at the bond's 50
+    ctx = Context(CheckpointSpec(size_gb=98.0, sharded=False))
+    h = analyse(fabric("seed-a800"))
+    assert value(h, "checkpoint_sync_stall_s", ctx) == pytest.approx(98 * 8 / 25)  # 31.36 s
+    assert value(h, "storage_gbps", node="su01/node01") == 50.0  # the bond is still 50
+
+
+def test_a_checkpoint_writes_one_stream_per_shard() -> None:
+    f = fabric("seed-a800")
+    h = analyse(f)
+    one = Context(CheckpointSpec(size_gb=98.0, shards_per_server=1))
+    three = Context(CheckpointSpec(size_gb=98.0, shards_per_server=3))
+    assert value(h, "checkpoint_sync_stall_s", one) == pytest.approx(4.9 * 8 / 25)
+    # 3 streams over 2 members: 2 on one, so 2/3 of the shard at 25 Gb/s
+    assert value(h, "checkpoint_sync_stall_s", three) == pytest.approx(4.9 * 2 / 3 * 8 / 25)
 
 
 def test_checkpoint_observations_need_a_checkpoint() -> None:
