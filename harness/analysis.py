@@ -58,6 +58,7 @@ from harness.invariants.traffic import DEFAULT_FORWARDING
 from harness.invariants.traffic import Forwarding
 from harness.invariants.traffic import JobTraffic
 from harness.invariants.verdicts import JobVerdict
+from harness.jobs import Collective
 from harness.jobs import Job
 from harness.observation import Observation
 
@@ -89,7 +90,7 @@ class Analysis:
         self._healthy = healthy
         self._parts_cache: dict[tuple[int, Kind], list[int]] = {}
         self._groups_cache: dict[tuple[str, int], list[list[int]]] = {}
-        self._busbw_cache: dict[str, float] = {}
+        self._busbw_cache: dict[tuple[str, Collective | None], float] = {}
         self._comps_cache: dict[int, frozenset[int]] = {}
         self._gpu_nics_cache: dict[int, list[int]] = {}
 
@@ -345,19 +346,27 @@ class Analysis:
         """What ``job``'s collectives get from the live fabric (:mod:`~.traffic`)."""
         return self.traffic[self.jobs.index(job)]
 
-    def job_busbw_gbs(self, job: Job) -> float:
-        """Bus bandwidth of a job's worst collective (GB/s); 0 when lost."""
-        got = self._busbw_cache.get(job.name)
+    def job_busbw_gbs(self, job: Job, collective: Collective | None = None) -> float:
+        """Bus bandwidth of a job's worst collective, or of one (GB/s); 0 when lost."""
+        key = (job.name, collective)
+        got = self._busbw_cache.get(key)
         if got is None:
             lost = self.verdicts[self.jobs.index(job)].lost
-            got = self._busbw_cache[job.name] = 0.0 if lost else bandwidth.job_busbw_gbs(
-                self, job, self.job_traffic(job), intra=self.intra_gbs
+            got = self._busbw_cache[key] = 0.0 if lost else bandwidth.job_busbw_gbs(
+                self, job, self.job_traffic(job), intra=self.intra_gbs, collective=collective
             )  # fmt: skip
         return got
 
-    def job_busbw_ratio(self, job: Job) -> float:
-        base = self.healthy.job_busbw_gbs(job)
-        return self.job_busbw_gbs(job) / base if base else 0.0
+    def job_uplink_ratio(self, job: Job) -> float:
+        """Live / healthy uplinks of the least served leaf the job's NICs reach (1: none)."""
+        return capacity.leaf_set_uplink_ratio(
+            self.leaf_uplinks, {x for s in job.servers for n in self.parts(s, Kind.NIC)
+                                for x in self.nic_leaves(n)},
+        )  # fmt: skip
+
+    def job_busbw_ratio(self, job: Job, collective: Collective | None = None) -> float:
+        base = self.healthy.job_busbw_gbs(job, collective)
+        return self.job_busbw_gbs(job, collective) / base if base else 0.0
 
     # -- storage and checkpoints ---------------------------------------------------
     @cached_property

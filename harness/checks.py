@@ -24,6 +24,9 @@ from harness.analysis import Analysis
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
+from harness.invariants import bandwidth
+from harness.jobs import COLLECTIVES
+from harness.jobs import Collective
 from harness.jobs import Job
 from harness.measurement import Measurements
 from harness.measurement import MeasurePlan
@@ -279,19 +282,40 @@ def _jobs_unplaceable_names(a: Analysis, _: Context, __: Mapping[str, Any]) -> O
     return Observed(a.jobs_lost(), detail, culprits)
 
 
-@_register("job_busbw_gbs", "ring all-reduce bus bandwidth estimate (GB/s)", {"job": str})
+def _bandwidth(
+    a: Analysis, args: Mapping[str, Any], fn: Callable[[Job, Collective | None], float]
+) -> Observed:
+    """A job's (or the lowest job's) bus bandwidth figure, with what its collectives get."""
+    collective = args.get("collective")
+    if collective is not None and collective not in COLLECTIVES:
+        msg = f"collective is one of {', '.join(COLLECTIVES)}, got {collective!r}"
+        raise ScenarioError(msg)
+    got = _job_or_min(a, args, lambda j: fn(j, collective))
+    job = a.job(got.involved[0]) if got.involved else None
+    if job is None or len(job.servers) < 2:
+        return got
+    detail = f"{got.detail}, {bandwidth.describe(a.job_traffic(job), a.job_uplink_ratio(job))}"
+    if a.verdicts[a.jobs.index(job)].lost:
+        detail = f"{got.detail} is lost"
+    return Observed(got.value, detail, got.involved)
+
+
+BUSBW_ARGS: dict[str, ArgType] = {"job": str, "collective": str}
+
+
+@_register("job_busbw_gbs", "bus bandwidth of the job's worst collective (GB/s)", BUSBW_ARGS)
 def _busbw(a: Analysis, _: Context, args: Mapping[str, Any]) -> Observed:
-    return _job_or_min(a, args, a.job_busbw_gbs)
+    return _bandwidth(a, args, a.job_busbw_gbs)
 
 
-@_register("job_busbw_ratio", "bus bandwidth as a ratio to healthy", {"job": str})
+@_register("job_busbw_ratio", "bus bandwidth as a ratio to healthy", BUSBW_ARGS)
 def _busbw_ratio(a: Analysis, _: Context, args: Mapping[str, Any]) -> Observed:
-    return _job_or_min(a, args, a.job_busbw_ratio)
+    return _bandwidth(a, args, a.job_busbw_ratio)
 
 
 @_register("min_job_busbw_ratio", "minimum bus bandwidth ratio over all jobs (lost: 0)")
 def _min_busbw(a: Analysis, _: Context, __: Mapping[str, Any]) -> Observed:
-    return _job_or_min(a, {}, a.job_busbw_ratio)
+    return _bandwidth(a, {}, a.job_busbw_ratio)
 
 
 @_register("leaf_uplink_ratio", "live / healthy uplink capacity (min over live leaves)",

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
+from typing import cast
 
 from rich.console import Console
 from rich.table import Table
@@ -54,6 +55,9 @@ from harness.fabric.presets import preset
 from harness.fault_text import parse_faults
 from harness.faults import Fault
 from harness.inputs import cli_args
+from harness.invariants.traffic import DEFAULT_FORWARDING
+from harness.invariants.traffic import FORWARDINGS
+from harness.invariants.traffic import Forwarding
 from harness.jobs import resolve_jobs
 from harness.live_state import faults_from_audit
 from harness.live_state import load_jobs
@@ -482,6 +486,29 @@ def preset_descriptions() -> dict[str, str]:
     return out
 
 
+def _add_forwarding(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--forwarding",
+        choices=FORWARDINGS,
+        help="how switches spread flows over live uplinks, for job bandwidth: static "
+        "(per-destination tables, OpenSM ftree), adaptive (every live uplink), ecmp (per-flow "
+        "hash); default: the fabric file's routing:, else static",
+    )
+
+
+def _forwarding(args: argparse.Namespace) -> Forwarding:
+    """``--forwarding``, else what the fabric file's ``routing:`` gives, else the default."""
+    if args.forwarding is not None:
+        return cast("Forwarding", args.forwarding)
+    path = Path(args.fabric)
+    if path.suffix in FABRIC_SUFFIXES and path.is_file():
+        from harness.fabric.fabric_file import fabric_file_routing
+        from harness.routing_spec import resolve
+
+        return resolve(fabric_file_routing(path)).forwarding_model
+    return DEFAULT_FORWARDING
+
+
 def _load_fabric(name: str) -> Fabric:
     path = Path(name)
     if path.suffix in FABRIC_SUFFIXES or path.exists():
@@ -544,6 +571,7 @@ def _configure_risk(p: argparse.ArgumentParser) -> None:
         metavar="FILE|per-su",
         help="the jobs: a YAML list of jobs, or per-su (default)",
     )
+    _add_forwarding(p)
     p.add_argument(
         "--budget",
         default="jobs_lost=0",
@@ -611,6 +639,7 @@ def _cmd_risk(args: argparse.Namespace) -> int:
             margin_categories=parse_categories(args.elements),
             require_margin=args.require_margin,
             progress=progress,
+            forwarding=_forwarding(args),
         )
     if args.json:
         sys.stdout.write(json.dumps(risk_json(report), indent=2) + "\n")
@@ -655,6 +684,7 @@ def _configure_sweep(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=cli_args.seed, default=0, help="depth 2: seed of the pair sample")
     p.add_argument("--state", metavar="FILE", help="faults already present (as for risk)")
+    _add_forwarding(p)
     p.add_argument(
         "--bisection",
         action="store_true",
@@ -699,6 +729,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         args.pairs,
         args.seed,
         args.bisection,
+        forwarding=_forwarding(args),
     )
     try:
         with _progress("sweep", "case") as progress:

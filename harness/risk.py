@@ -63,6 +63,8 @@ from harness.fault_text import resolve_faults
 from harness.faults import AppliedFault
 from harness.faults import Fault
 from harness.faults import FaultState
+from harness.invariants.traffic import DEFAULT_FORWARDING
+from harness.invariants.traffic import Forwarding
 from harness.jobs import Job
 from harness.observation import Observation
 from harness.sweep.cases import single_failures
@@ -388,17 +390,18 @@ def _margin(
     progress: Progress | None,
     done: int,
     total: int,
+    forwarding: Forwarding = DEFAULT_FORWARDING,
 ) -> Margin:
     """The N+1 cases on top of ``state``, judged against the state before the change.
 
     ``reference`` is that state's analysis (None when it is the healthy fabric,
     then one evaluator serves the relative and the ``abs:`` rules alike).
     """
-    rel_ev = CaseEvaluator(fabric, jobs, state, reference=reference)
+    rel_ev = CaseEvaluator(fabric, jobs, state, reference=reference, forwarding=forwarding)
     rel_ev.prepare()
     abs_ev = rel_ev
     if reference is not None and any(r.absolute and r.metric in RATIO_METRICS for r in rules):
-        abs_ev = CaseEvaluator(fabric, jobs, state)
+        abs_ev = CaseEvaluator(fabric, jobs, state, forwarding=forwarding)
         abs_ev.prepare()
     up = state.element_up
     cap = state.link_capacity
@@ -450,6 +453,7 @@ def assess(
     require_margin: int = 0,
     margin: bool = True,
     progress: Progress | None = None,
+    forwarding: Forwarding = DEFAULT_FORWARDING,
 ) -> RiskReport:
     """Assess a change; see the module docstring.
 
@@ -459,6 +463,7 @@ def assess(
     :class:`~harness.faults.Fault` (or resolved ``AppliedFault``); ``budget`` is
     budget text (``"jobs_lost=0,abs:bandwidth>=0.5"``) or :class:`BudgetRule` s.
     ``progress(done, total)`` is called while the N+1 cases are evaluated.
+    ``forwarding`` is how the fabric spreads flows over its uplinks (job bandwidth).
     """
     if require_margin not in (0, 1):
         msg = f"--require-margin {require_margin}: only 0 (the change) or 1 (N+1) is supported"
@@ -470,15 +475,25 @@ def assess(
     start = time.perf_counter()
     state_faults = resolve_faults(fabric, state, "--state")
     change_faults = resolve_faults(fabric, change, "--change")
-    healthy = Analysis(fabric, Observation.from_state(FaultState.healthy(fabric)), jobs)
+    healthy = Analysis(
+        fabric, Observation.from_state(FaultState.healthy(fabric)), jobs, forwarding=forwarding
+    )
     before_state = FaultState(fabric, state_faults)
     after_state = FaultState(fabric, (*state_faults, *change_faults))
     before_a = (
         healthy
         if before_state.is_healthy
-        else Analysis(fabric, Observation.from_state(before_state), jobs, healthy=healthy)
+        else Analysis(
+            fabric,
+            Observation.from_state(before_state),
+            jobs,
+            healthy=healthy,
+            forwarding=forwarding,
+        )
     )
-    after_a = Analysis(fabric, Observation.from_state(after_state), jobs, healthy=healthy)
+    after_a = Analysis(
+        fabric, Observation.from_state(after_state), jobs, healthy=healthy, forwarding=forwarding
+    )
     before = summarize(before_a)
     after = summarize(after_a)
     added = summarize_added(after_a, before_a, after, before)
@@ -493,7 +508,7 @@ def assess(
             return _margin(
                 fabric, jobs=jobs, state=on, summary=summary, added=add, before=before,
                 reference=reference, rules=rules, singles=singles, progress=progress,
-                done=done, total=2 * len(singles),
+                done=done, total=2 * len(singles), forwarding=forwarding,
             )  # fmt: skip
 
         m_after = run(after_state, after, added, 0)

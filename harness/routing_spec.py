@@ -12,6 +12,18 @@ control plane (``routing: bgp``); a mapping names each setting
     numbers), as RoCE fabrics run by SONiC do.  The model backend predicts
     the converged state either way.
 
+``forwarding`` (default ``auto``)
+    How switches spread flows over their live uplinks, which decides how
+    much bandwidth a job's collectives get (:mod:`harness.invariants.traffic`).
+    ``static``: per-destination tables, as OpenSM's ftree/updn/minhop build
+    them (every flow to one destination takes one uplink: the destination's
+    leaf port modulo the live uplinks); ``adaptive``: flows spread over every
+    live uplink (InfiniBand adaptive routing, Spectrum-X); ``ecmp``: per-flow
+    hashing over the equal-cost uplinks (BGP fabrics).  ``auto`` is what the
+    control plane gives unless told otherwise: ``static`` with ``sm`` (OpenSM
+    routes are static per destination unless adaptive routing is enabled),
+    ``ecmp`` with ``bgp``.
+
 Each setting is a field of :class:`Routing` with its choices in
 :data:`CHOICES` (the first is the default), so a new setting is one field and
 one table entry.  A scenario's ``routing:`` wins over its fabric file's, and
@@ -20,7 +32,7 @@ one table entry.  A scenario's ``routing:`` wins over its fabric file's, and
 >>> parse_routing("bgp")
 Routing(control='bgp')
 >>> parse_routing({"control": "sm"}).describe()
-'control sm'
+'control sm, forwarding static'
 >>> parse_routing({"control": "bpg"})
 Traceback (most recent call last):
 ...
@@ -37,17 +49,23 @@ from typing import Literal
 
 from harness.errors import Problem
 from harness.errors import ScenarioError
+from harness.invariants.traffic import Forwarding
 from harness.suggest import closest
 
 Control = Literal["sm", "bgp"]
 CONTROLS: tuple[Control, ...] = ("sm", "bgp")
+ForwardingSetting = Literal["auto", "static", "adaptive", "ecmp"]
+FORWARDING_SETTINGS: tuple[ForwardingSetting, ...] = ("auto", "static", "adaptive", "ecmp")
 
 #: Every setting of ``routing:`` -> its choices (the first one is the default).
-CHOICES: dict[str, tuple[str, ...]] = {"control": CONTROLS}
+CHOICES: dict[str, tuple[str, ...]] = {"control": CONTROLS, "forwarding": FORWARDING_SETTINGS}
 #: What each setting means (for the JSON Schema and ``--help``).
 DOCS: dict[str, str] = {
     "control": "The control plane an emulated backend runs: sm (tables computed by the harness, "
     "as a subnet manager does) or bgp (FRR bgpd on every switch, BGP unnumbered).",
+    "forwarding": "How switches spread flows over live uplinks: static (per-destination "
+    "tables, OpenSM ftree d-mod-k), adaptive (every live uplink: IB adaptive routing, "
+    "Spectrum-X), ecmp (per-flow hash); auto (default): static with control sm, ecmp with bgp.",
 }
 SHORTHAND = "control"  # what a bare string sets
 ROUTING_KEYS: tuple[str, ...] = tuple(CHOICES)
@@ -58,13 +76,24 @@ class Routing:
     """How a fabric is routed (see the module docstring for each setting)."""
 
     control: Control = "sm"
+    forwarding: ForwardingSetting = "auto"
+
+    @property
+    def forwarding_model(self) -> Forwarding:
+        """The forwarding the flow engine uses: as stated, or what the control plane gives."""
+        if self.forwarding != "auto":
+            return self.forwarding
+        return "ecmp" if self.control == "bgp" else "static"
 
     def describe(self) -> str:
-        """``control bgp``: every setting, as every report states it."""
+        """``control bgp, forwarding ecmp``: every setting, as every report states it."""
         return ", ".join(f"{k} {v}" for k, v in self.to_dict().items())
 
     def to_dict(self) -> dict[str, str]:
-        return {k: str(getattr(self, k)) for k in ROUTING_KEYS}
+        """Every setting by name; ``forwarding`` as resolved (``auto`` never shows)."""
+        out = {k: str(getattr(self, k)) for k in ROUTING_KEYS}
+        out["forwarding"] = self.forwarding_model
+        return out
 
     def merged(self, over: RoutingOverride) -> Routing:
         """These settings with the ones ``over`` states replacing them."""

@@ -286,17 +286,22 @@ class _Run:
         fabric: Fabric,
         jobs: tuple[Job, ...],
         options: MeasureOptions,
+        *,
+        routing: Routing = DEFAULT_ROUTING,
     ) -> None:
         self.scenario = scenario
         self.backend = backend
         self.fabric = fabric
         self.jobs = jobs
         self.options = options
+        self.forwarding = routing.forwarding_model
         self.measures = backend.capabilities.measurements
         self.ctx = Context(scenario.checkpoint)
         self.applied: list[tuple[str | None, AppliedFault]] = []
         self.state = FaultState.healthy(fabric)
-        self.healthy = Analysis(fabric, Observation.from_state(self.state), jobs)
+        self.healthy = Analysis(
+            fabric, Observation.from_state(self.state), jobs, forwarding=self.forwarding
+        )
         self.baseline = Measurements(backend.name)
         self._current: Analysis | None = self.healthy
         self.reroute_s = DEFAULT_REROUTE_S
@@ -306,8 +311,9 @@ class _Run:
     def analysis(self) -> Analysis:
         if self._current is None:
             self._current = Analysis(
-                self.fabric, Observation.from_state(self.state), self.jobs, healthy=self.healthy
-            )
+                self.fabric, Observation.from_state(self.state), self.jobs, healthy=self.healthy,
+                forwarding=self.forwarding,
+            )  # fmt: skip
         return self._current
 
     def _changed(self, applied: AppliedFault | None = None) -> float:
@@ -551,7 +557,7 @@ def run_scenario(
         return done("skipped", why)
     with be:
         be.apply(fabric, prepared.jobs, routing=route)
-        run = _Run(scenario, be, fabric, prepared.jobs, opts)
+        run = _Run(scenario, be, fabric, prepared.jobs, opts, routing=route)
         try:
             run.preflight()
             for prepared_step in prepared.steps:

@@ -46,6 +46,7 @@ class ModelBackend:
     def __init__(self) -> None:
         self._state: FaultState | None = None
         self._jobs: tuple[Job, ...] = ()
+        self._routing = DEFAULT_ROUTING
         self._analysis: tuple[FaultState, Analysis] | None = None
         self._timeline = Timeline.start(())
         self._uses: dict[str, frozenset[int]] = {}
@@ -60,10 +61,12 @@ class ModelBackend:
     def apply(
         self, fabric: Fabric, jobs: Sequence[Job] = (), *, routing: Routing = DEFAULT_ROUTING
     ) -> None:
-        """The model predicts the converged state, whatever the control plane (``routing``)."""
+        """The model predicts the converged state, whatever the control plane (``routing``);
+        its forwarding decides how the flows it predicts share the links."""
         if self._state is None or self._state.fabric is not fabric:
             self._state = FaultState.healthy(fabric)
         self._jobs = tuple(jobs)
+        self._routing = routing
         self._analysis = None
         self._timeline = Timeline.start(self._jobs)
         self._uses = traffic_of(fabric, self._jobs)
@@ -79,7 +82,10 @@ class ModelBackend:
     def _current(self) -> Analysis:
         state = self.state
         if self._analysis is None or self._analysis[0] is not state:
-            self._analysis = (state, Analysis(state.fabric, self.observe(), self._jobs))
+            self._analysis = (state, Analysis(
+                state.fabric, self.observe(), self._jobs,
+                forwarding=self._routing.forwarding_model,
+            ))  # fmt: skip
         return self._analysis[1]
 
     def _advance(self, fault: AppliedFault | None) -> None:

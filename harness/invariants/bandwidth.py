@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.invariants.capacity import FloatArray
@@ -26,6 +27,7 @@ from harness.invariants.traffic import Forwarding
 from harness.invariants.traffic import JobTraffic
 from harness.invariants.traffic import Network
 from harness.invariants.traffic import job_traffic
+from harness.jobs import Collective
 from harness.jobs import Job
 from harness.observation import Observation
 
@@ -48,15 +50,48 @@ def job_busbw_gbs(
     flows: JobTraffic,
     *,
     intra: Callable[[int], float],
+    collective: Collective | None = None,
 ) -> float:
     """Bus bandwidth (GB/s) of a job that is not lost: its worst collective, under NVLink.
 
     ``flows``: the job's :class:`~.traffic.JobTraffic`; ``intra``: a GPU's
-    one-way bandwidth inside its server.
+    one-way bandwidth inside its server; ``collective``: that one instead of
+    the worst (a :class:`ScenarioError` if the job does not run it).
     """
+    if collective is not None and collective not in job.collectives:
+        msg = (
+            f"job {job.name!r} does not run {collective}; it runs "
+            f"{', '.join(job.collectives)} (add it to the job's collectives:)"
+        )
+        raise ScenarioError(msg)
     nvlink = min((intra(g) for s in job.servers for g in view.parts(s, Kind.GPU)), default=0.0)
     if len(job.servers) < 2:
         return nvlink if np.isfinite(nvlink) else 0.0  # one GPU: no collective
-    worst = flows.worst
-    fabric_bw = worst.busbw_gbs if worst is not None else float("inf")
+    chosen = flows.worst if collective is None else next(
+        c for c in flows.collectives if c.collective == collective
+    )  # fmt: skip
+    fabric_bw = chosen.busbw_gbs if chosen is not None else float("inf")
     return float(min(fabric_bw, nvlink))
+
+
+def describe(flows: JobTraffic, uplink_ratio: float) -> str:
+    """What a job's collectives get, in words (beside its bandwidth in every report).
+
+    >>> from harness.invariants.traffic import CollectiveBandwidth as C
+    >>> t = JobTraffic("j", "static", (C("ring", 100.0, 100.0), C("tree", 5.0, 5.0, "x")), 4, None)
+    >>> describe(t, 0.05)
+    'forwarding static: ring 100 GB/s, tree 5 GB/s (paced by x); uplinks 0.05'
+    """
+    parts = []
+    for c in flows.collectives:
+        text = f"{c.collective} {c.busbw_gbs:.4g} GB/s"
+        if c.worst_gbs < c.busbw_gbs - 1e-9:
+            text += f" (worst hash {c.worst_gbs:.4g})"
+        if c.bottleneck:
+            text += f" (paced by {c.bottleneck})"
+        parts.append(text)
+    out = f"forwarding {flows.forwarding}: " + ", ".join(parts)
+    out += f"; uplinks {uplink_ratio:.4g}"
+    if flows.pod_pair_gbps is not None:
+        out += f"; pod-pair capacity {flows.pod_pair_gbps:.6g} Gb/s"
+    return out

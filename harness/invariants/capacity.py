@@ -80,6 +80,13 @@ def leaf_uplink_ratio(
     return float((live[has] / full[has]).min())
 
 
+def leaf_set_uplink_ratio(uplinks: tuple[FloatArray, FloatArray], leaves: set[int]) -> float:
+    """Live / healthy uplinks of the least served of ``leaves`` (1 when none has uplinks)."""
+    live, full = uplinks
+    ratios = [float(live[x] / full[x]) for x in sorted(leaves) if full[x] > 0]
+    return min(ratios, default=1.0)
+
+
 def nic_rates(fabric: Fabric, obs: Observation, comp: IntArray) -> FloatArray:
     """Per element: usable rate of a rail NIC in GB/s (live ports, PCIe path); 0 else."""
     f = fabric

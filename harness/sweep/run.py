@@ -17,6 +17,8 @@ from typing import Any
 from harness.fabric.model import Fabric
 from harness.faults import Fault
 from harness.faults import FaultState
+from harness.invariants.traffic import DEFAULT_FORWARDING
+from harness.invariants.traffic import Forwarding
 from harness.jobs import Job
 from harness.jobs import JobSpec
 from harness.jobs import resolve_jobs
@@ -44,6 +46,7 @@ class SweepSpec:
     seed: int = 0
     bisection: bool = False
     fabric_params: tuple[tuple[str, Any], ...] = ()
+    forwarding: Forwarding = DEFAULT_FORWARDING  # how flows spread over uplinks (bandwidth)
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,7 @@ def _evaluator(spec: SweepSpec) -> tuple[CaseEvaluator, list[tuple[Failure, ...]
     state = FaultState.healthy(fabric)
     for fault in spec.state:
         state = state.inject(fault)
-    ev = CaseEvaluator(fabric, jobs, state, bisection=spec.bisection)
+    ev = CaseEvaluator(fabric, jobs, state, bisection=spec.bisection, forwarding=spec.forwarding)
     ev.prepare()
     cases, sampled = enumerate_cases(fabric, spec)
     return ev, cases, sampled

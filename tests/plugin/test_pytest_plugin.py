@@ -134,8 +134,8 @@ def test_failure_text_is_readable(project: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         [
             "leaf_uplink_ratio: expected 1.0, observed 0.95 at scenarios/two.yaml:9:7",
-            "scenario wrong-hope on fabric seed-a800 (backend model, routing control sm): "
-            "failed: 1 of 2 expectations",
+            "scenario wrong-hope on fabric seed-a800 (backend model, routing control sm, "
+            "forwarding static): failed: 1 of 2 expectations",
             "steps:",
             "    scenarios/two.yaml:6:5: inject: killed spine-05",
             "        every GPU pair can still talk",

@@ -106,7 +106,8 @@ def render(width: int = 120, **kw: Any) -> tuple[Console, io.StringIO]:
 def test_explain_tells_the_story_and_locates_every_failure(failed: ScenarioResult) -> None:
     text = explain(failed)
     assert (
-        "scenario wrong-hope on fabric seed-a800 (backend model, routing control sm): "
+        "scenario wrong-hope on fabric seed-a800 (backend model, routing control sm, "
+        "forwarding static): "
         "failed: 2 of 3" in text
     )
     assert f"{PATH}:5:5: inject: killed spine-05" in text

@@ -55,7 +55,8 @@ def test_shorthand_and_mapping_mean_the_same() -> None:
     assert parse_routing("bgp") == parse_routing({"control": "bgp"}) == Routing("bgp")
     assert parse_routing({}) == DEFAULT == Routing("sm")
     assert Routing("bgp").to_dict() == {"control": "bgp"}
-    assert Routing("bgp").describe() == "control bgp"
+    assert Routing("bgp").describe() == "control bgp, forwarding ecmp"
+    assert Routing("sm", "adaptive").describe() == "control sm, forwarding adaptive"
 
 
 @pytest.mark.parametrize(
@@ -148,7 +149,7 @@ def test_run_reports_routing_and_takes_the_override(
     assert doc["scenarios"][0]["routing"] == {"control": "bgp"}
     assert main(["run", str(path), "--json", "--routing", "sm"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["scenarios"][0]["routing"] == {"control": "sm"}
+    assert doc["scenarios"][0]["routing"] == {"control": "sm", "forwarding": "static"}
     assert main(["run", str(path)]) == 0
     assert "routing control bgp" in capsys.readouterr().out
 
