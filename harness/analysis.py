@@ -57,6 +57,7 @@ from harness.invariants.topology import IntArray
 from harness.invariants.traffic import DEFAULT_FORWARDING
 from harness.invariants.traffic import Forwarding
 from harness.invariants.traffic import JobTraffic
+from harness.invariants.traffic import Network
 from harness.invariants.verdicts import JobVerdict
 from harness.jobs import Collective
 from harness.jobs import Job
@@ -338,9 +339,18 @@ class Analysis:
 
     # -- bandwidth -------------------------------------------------------------
     @cached_property
+    def network(self) -> Network:
+        """The live fabric as the flow engine reads it (:mod:`~.traffic`)."""
+        return bandwidth.network(self.fabric, self.obs, self.nic_rates)
+
+    @cached_property
     def traffic(self) -> tuple[JobTraffic, ...]:
         """Per job: its collectives' bus bandwidth and what paces them (lost jobs too)."""
-        return bandwidth.traffic(self.fabric, self.obs, self.nic_rates, self.jobs, self.forwarding)
+        return bandwidth.traffic(self.network, self.jobs, self.forwarding)
+
+    def pod_pair(self, pods: tuple[int, int] | None = None) -> tuple[float, float, str]:
+        """(Gb/s, ratio to what a pod can send, which pair): a named pod pair, or the worst."""
+        return bandwidth.pod_pair(self.network, pods)
 
     def job_traffic(self, job: Job) -> JobTraffic:
         """What ``job``'s collectives get from the live fabric (:mod:`~.traffic`)."""

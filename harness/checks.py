@@ -318,6 +318,31 @@ def _min_busbw(a: Analysis, _: Context, __: Mapping[str, Any]) -> Observed:
     return _bandwidth(a, {}, a.job_busbw_ratio)
 
 
+def _pods(args: Mapping[str, Any]) -> tuple[int, int] | None:
+    pods = args.get("pods")
+    if pods is None:
+        return None
+    if not (isinstance(pods, list | tuple) and len(pods) == 2
+            and all(isinstance(p, int) and not isinstance(p, bool) for p in pods)):  # fmt: skip
+        msg = f"pods is two pod numbers, e.g. pods: [1, 2]; got {pods!r}"
+        raise ScenarioError(msg)
+    return int(pods[0]), int(pods[1])
+
+
+@_register("pod_pair_gbps", "live capacity from one pod to another, up-down paths (Gb/s)",
+           {"pods": list}, ("pods",))  # fmt: skip
+def _pod_pair_gbps(a: Analysis, _: Context, args: Mapping[str, Any]) -> Observed:
+    gbps, ratio, which = a.pod_pair(_pods(args))
+    return Observed(gbps, f"{which}: {ratio:.4g} of what a pod can send")
+
+
+@_register("pod_pair_ratio", "pod-to-pod capacity / what a pod can send (default: worst pair)",
+           {"pods": list})  # fmt: skip
+def _pod_pair_ratio(a: Analysis, _: Context, args: Mapping[str, Any]) -> Observed:
+    gbps, ratio, which = a.pod_pair(_pods(args))
+    return Observed(ratio, f"{which}: {gbps:.6g} Gb/s")
+
+
 @_register("leaf_uplink_ratio", "live / healthy uplink capacity (min over live leaves)",
            {"leaf": str})  # fmt: skip
 def _uplink(a: Analysis, _: Context, args: Mapping[str, Any]) -> Observed:
@@ -803,6 +828,7 @@ VALUE_RANGES: dict[str, tuple[float, float]] = {
     "node_nic_gbs": _AMOUNT,
     "storage_gbps": _AMOUNT,
     "link_gbps": _AMOUNT,
+    "pod_pair_gbps": _AMOUNT,
     "checkpoint_sync_stall_s": _AMOUNT,
     "checkpoint_async_stall_s": _AMOUNT,
     "checkpoint_background_s": _AMOUNT,
@@ -811,6 +837,7 @@ VALUE_RANGES: dict[str, tuple[float, float]] = {
     "leaf_uplink_ratio": _RATIO,
     "bisection_ratio": _RATIO,
     "node_nic_ratio": _RATIO,
+    "pod_pair_ratio": _RATIO,
 }
 for _name, _range in VALUE_RANGES.items():
     OBSERVATIONS[_name] = replace(OBSERVATIONS[_name], value_range=_range)

@@ -46,6 +46,7 @@ The budget metrics, relative (default) and ``abs:``:
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import time
 from collections import Counter
@@ -65,6 +66,7 @@ from harness.faults import Fault
 from harness.faults import FaultState
 from harness.invariants.traffic import DEFAULT_FORWARDING
 from harness.invariants.traffic import Forwarding
+from harness.invariants.traffic import JobTraffic
 from harness.jobs import Job
 from harness.observation import Observation
 from harness.sweep.cases import single_failures
@@ -153,6 +155,8 @@ class StateSummary:
     uplink: float
     bisection: float | None
     storage: float
+    # per job: what its collectives get and its uplink ratio (the state's, not relative)
+    traffic: tuple[tuple[str, JobTraffic, float], ...] = ()
 
     def metric(self, name: str) -> float:
         if name == "jobs_lost":
@@ -197,10 +201,11 @@ def summarize(a: Analysis) -> StateSummary:
     lost = tuple(a.jobs_lost())
     reasons = tuple(f"{v.name}: {r}" for v in a.verdicts if v.lost for r in v.reasons[:2])
     ratios = tuple((j.name, a.job_busbw_ratio(j)) for j in a.jobs)
+    traffic = tuple((j.name, a.job_traffic(j), a.job_uplink_ratio(j)) for j in a.jobs)
     return StateSummary(
         lost, reasons, _nics_cut(a), a.gpus_isolated(pxn=True), a.gpu_pairs_disconnected(pxn=True),
         min((r for _, r in ratios), default=1.0), ratios, a.leaf_uplink_ratio(),
-        _bisection_ratio(a, a.healthy, nothing=0.0), _storage_ratio(a, a.healthy),
+        _bisection_ratio(a, a.healthy, nothing=0.0), _storage_ratio(a, a.healthy), traffic,
     )  # fmt: skip
 
 
@@ -521,6 +526,30 @@ def assess(
     )  # fmt: skip
 
 
+def traffic_json(t: JobTraffic, uplink_ratio: float) -> dict[str, Any]:
+    """A job's traffic as JSON: per collective GB/s (and ECMP's worst hash), what paces it."""
+    worst = t.worst
+    return {
+        "forwarding": t.forwarding,
+        "collectives": {
+            c.collective: {
+                "busbw_gbs": _gbs(c.busbw_gbs),
+                "worst_gbs": _gbs(c.worst_gbs),
+                "bottleneck": c.bottleneck,
+            }
+            for c in t.collectives
+        },
+        "worst_collective": worst.collective if worst is not None else None,
+        "cross_leaf_flows": t.cross_leaf_flows,
+        "uplink_ratio": round(uplink_ratio, 6),
+        "pod_pair_gbps": t.pod_pair_gbps,
+    }
+
+
+def _gbs(x: float) -> float | None:
+    return round(x, 6) if math.isfinite(x) else None  # a one-server job has no flows
+
+
 def _ratio(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
 
@@ -541,6 +570,7 @@ def to_json(report: RiskReport) -> dict[str, Any]:
             "leaf_uplink_ratio": round(s.uplink, 6),
             "bisection_ratio": _ratio(s.bisection),
             "storage_ratio": round(s.storage, 6),
+            "job_traffic": {name: traffic_json(t, up) for name, t, up in s.traffic},
         }
 
     def cases(items: Sequence[tuple[CaseResult, tuple[str, ...]]]) -> list[dict[str, Any]]:

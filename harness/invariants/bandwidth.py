@@ -27,21 +27,55 @@ from harness.invariants.traffic import Forwarding
 from harness.invariants.traffic import JobTraffic
 from harness.invariants.traffic import Network
 from harness.invariants.traffic import job_traffic
+from harness.invariants.traffic import pod_nic_gbps
+from harness.invariants.traffic import pod_pair_gbps
 from harness.jobs import Collective
 from harness.jobs import Job
 from harness.observation import Observation
 
 
-def traffic(
-    fabric: Fabric,
-    obs: Observation,
-    nic_rate: FloatArray,
-    jobs: Sequence[Job],
-    forwarding: Forwarding,
-) -> tuple[JobTraffic, ...]:
+def network(fabric: Fabric, obs: Observation, nic_rate: FloatArray) -> Network:
+    """The live fabric as the flow engine reads it."""
+    return Network(fabric, obs.element_up, obs.link_capacity, nic_rate)
+
+
+def traffic(net: Network, jobs: Sequence[Job], forwarding: Forwarding) -> tuple[JobTraffic, ...]:
     """What every job's collectives get from the live fabric (see :mod:`~.traffic`)."""
-    net = Network(fabric, obs.element_up, obs.link_capacity, nic_rate)
     return job_traffic(net, jobs, forwarding)
+
+
+def pod_pair(net: Network, pods: tuple[int, int] | None) -> tuple[float, float, str]:
+    """(Gb/s, ratio to what the smaller pod can send, which pair) between two pods.
+
+    A named pair gets the exact up-down max-flow; with ``pods`` None, the
+    least served pair through the cores (:meth:`Network.pair_gbps`) over all
+    pairs.  A :class:`ScenarioError` on two tiers or an unknown pod.
+    """
+    f = net.fabric
+    if f.tiers != 3:
+        msg = f"pod pairs need a three-tier fabric; {f.name!r} has {f.tiers} tiers"
+        raise ScenarioError(msg)
+    offer = pod_nic_gbps(f)
+    known = sorted(set(f.pod[f.leaves].tolist()) - {0})
+    if pods is not None:
+        a, b = pods
+        for p in (a, b):
+            if p not in known:
+                msg = f"pod {p} is not a pod of {f.name!r} (pods {known[0]}..{known[-1]})"
+                raise ScenarioError(msg)
+        if a == b:
+            msg = f"pods: [{a}, {b}] names one pod twice; name two different pods"
+            raise ScenarioError(msg)
+        gbps = pod_pair_gbps(net, a, b)
+        return gbps, min(1.0, float(gbps / min(offer[a], offer[b]))), f"pod {a} -> pod {b}"
+    x = net.pod_core_gbps[known]
+    through = np.minimum(x[:, None, :], x[None, :, :]).sum(-1)
+    leaf = net.pod_leaf_gbps[known]
+    through = np.minimum(through, np.minimum(leaf[:, None], leaf[None, :]))
+    demand = np.minimum(offer[known][:, None], offer[known][None, :])
+    ratio = np.where(np.eye(len(known), dtype=bool), np.inf, np.minimum(1.0, through / demand))
+    i, j = np.unravel_index(int(np.argmin(ratio)), ratio.shape)
+    return float(through[i, j]), float(ratio[i, j]), f"pod {known[i]} -> pod {known[j]}"
 
 
 def job_busbw_gbs(

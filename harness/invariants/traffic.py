@@ -298,6 +298,22 @@ class Network:
         return links[self.cap[links] > 0]
 
     @cached_property
+    def spine_reaches(self) -> tuple[IntArray, IntArray, npt.NDArray[np.bool_]]:
+        """Row per spine, column per leaf: is there a live cable between them?"""
+        f = self.fabric
+        links = f.links_of_kind(LinkKind.LEAF_SPINE)
+        live = links[self.cap[links] > 0]
+        spine_row = np.full(f.n_elements, -1, dtype=np.int64)
+        leaf_col = np.full(f.n_elements, -1, dtype=np.int64)
+        spines = np.unique(f.link_b[links])
+        leaves = np.unique(f.link_a[links])
+        spine_row[spines] = np.arange(spines.size)
+        leaf_col[leaves] = np.arange(leaves.size)
+        out = np.zeros((max(spines.size, 1), max(leaves.size, 1)), dtype=bool)
+        out[spine_row[f.link_b[live]], leaf_col[f.link_a[live]]] = True
+        return spine_row, leaf_col, out
+
+    @cached_property
     def pod_core_gbps(self) -> FloatArray:
         """(pod, core) -> live Gb/s between the pod's spines and that core (three tiers)."""
         f = self.fabric
@@ -601,11 +617,8 @@ def _paths(net: Network, fl: _Flows, res: _Resources, forwarding: Forwarding,
         if lb < 0:  # to another pod: an uplink whose spine still reaches the cores
             ups = ups[net._core_reach[f.link_b[ups]]]
         else:
-            reach = np.array(
-                [net.live_links(net.downlinks.get((int(s), lb), np.zeros(0, np.int64))).size > 0
-                 for s in f.link_b[ups].tolist()], dtype=bool,
-            )  # fmt: skip
-            ups = ups[reach] if ups.size else ups
+            spine_row, leaf_col, reaches = net.spine_reaches
+            ups = ups[reaches[spine_row[f.link_b[ups]], leaf_col[lb]]]
         if not ups.size:
             out[rows, 0] = -2
             continue

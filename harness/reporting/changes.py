@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from harness.invariants.bandwidth import describe as describe_traffic
 from harness.risk import RiskReport
 from harness.risk import StateSummary
 from harness.sweep.report import category_lines
@@ -112,6 +113,11 @@ def print_risk(console: Console, r: RiskReport, *, top: int = 15, words: Wording
         shown = ", ".join(f"{n} {before_bw.get(n, 1.0):.0%} -> {v:.0%}" for n, v in slower[:10])
         more = f" (+{len(slower) - 10} more)" if len(slower) > 10 else ""
         console.print(f"slower jobs (bus bandwidth vs healthy): {shown}{more}", highlight=False)
+        traffic = {name: (t, up) for name, t, up in a.traffic}
+        for n, _ in slower[:5]:
+            if n in traffic:
+                flows, up = traffic[n]
+                console.print(f"  {n}: {describe_traffic(flows, up)}", highlight=False)
     if r.broken_after:
         console.print(f"[red]{subject} breaks the budget:[/] " + ", ".join(r.broken_after))
     rows = r.margin_rows()

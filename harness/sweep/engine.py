@@ -44,6 +44,7 @@ from harness.faults import AppliedFault
 from harness.faults import Fault
 from harness.faults import FaultKind
 from harness.faults import FaultState
+from harness.invariants import bandwidth
 from harness.invariants.connectivity import intra_bad_pairs
 from harness.invariants.reach import PathRule
 from harness.invariants.reach import UpDownIndex
@@ -926,12 +927,14 @@ class CaseEvaluator:
         """
         if not self.jobs:
             return 1.0
+        base, _ = self._busbw
         if changed and self._flows.any():
             a = self._case_analysis(failures)
-            return self._min_busbw(
-                np.array([a.job_busbw_gbs(j) for j in self.jobs], dtype=np.float64)
-            )
-        base, _ = self._busbw
+            return self._min_busbw(np.array([
+                0.0 if j in lost or base[j] <= 0 else bandwidth.job_busbw_gbs(
+                    a, job, a.job_traffic(job), intra=a.intra_gbs)
+                for j, job in enumerate(self.jobs)
+            ], dtype=np.float64))  # fmt: skip
         bw = base.copy()
         for j in lost:
             bw[j] = 0.0

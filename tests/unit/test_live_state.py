@@ -160,7 +160,7 @@ def test_jobs_file_problems_have_lines(tmp_path: Path) -> None:
         load_jobs(str(path))
     assert str(info.value).splitlines() == [
         f"{path}:2:3: unknown job key 'node'; did you mean 'nodes'? "
-        "(known: name, nodes, per-su, failover, timeout)",
+        "(known: name, nodes, per-su, failover, timeout, collectives, ranks)",
         f"{path}:3:3: failover is 'none' or 'port', got 'always'",
     ]
 
