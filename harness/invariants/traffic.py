@@ -457,58 +457,62 @@ class _Flows:
 
 
 def _place(net: Network, jobs: Sequence[Job]) -> _Flows:
-    f = net.fabric
+    """Every port-level flow of every job's collectives, in one pass per (size, collective)."""
     nc = len(COLLECTIVE_ORDER)
     cols: dict[str, list[npt.NDArray[np.int64] | FloatArray]] = defaultdict(list)
     _, nslots_arr = net.access
     nslots = int(nslots_arr[0])
+    rails = net.rail_nics.shape[1]
+    batches: dict[tuple[Collective, int], list[int]] = defaultdict(list)
     for j, job in enumerate(jobs):
-        servers = np.array(job.servers, dtype=np.int64)
-        rows = net.server_row[servers]
         for collective in job.collectives:
-            s_rank, d_rank = rank_flows(collective, servers.size)
-            if not s_rank.size:
+            batches[collective, len(job.servers)].append(j)
+    for (collective, n), members in batches.items():
+        s_rank, d_rank = rank_flows(collective, n)
+        if not s_rank.size:
+            continue
+        out_deg = np.bincount(s_rank, minlength=n)
+        in_deg = np.bincount(d_rank, minlength=n)
+        volume = float(max(out_deg.max(), in_deg.max()))
+        rows = net.server_row[np.array([jobs[j].servers for j in members], dtype=np.int64)]
+        # (job, rail, flow) flattened
+        a = net.rail_nics[rows[:, s_rank]].transpose(0, 2, 1).reshape(-1)
+        b = net.rail_nics[rows[:, d_rank]].transpose(0, 2, 1).reshape(-1)
+        per = rails * s_rank.size
+        job_idx = np.repeat(np.array(members, dtype=np.int64), per)
+        src_rank = np.tile(s_rank, len(members) * rails)
+        dst_rank = np.tile(d_rank, len(members) * rails)
+        ok = (a >= 0) & (b >= 0)
+        a, b, job_idx = a[ok], b[ok], job_idx[ok]
+        demand = np.minimum(
+            net.nic_rate[a] / out_deg[src_rank[ok]], net.nic_rate[b] / in_deg[dst_rank[ok]]
+        )
+        la_all = net.port_leaf[a]
+        lb_all = net.port_leaf[b]
+        both = (la_all >= 0) & (lb_all >= 0)
+        common = both.sum(axis=1)
+        none = common == 0
+        group = job_idx * nc + COLLECTIVE_ORDER.index(collective)
+        for p in range(nslots):
+            take = both[:, p] | (none & (p == 0))
+            k = int(take.sum())
+            if not k:
                 continue
-            n = servers.size
-            out_deg = np.bincount(s_rank, minlength=n)
-            in_deg = np.bincount(d_rank, minlength=n)
-            volume = float(max(out_deg.max(), in_deg.max()))
-            for r in range(net.rail_nics.shape[1]):
-                a = net.rail_nics[rows[s_rank], r]
-                b = net.rail_nics[rows[d_rank], r]
-                ok = (a >= 0) & (b >= 0)
-                if not ok.any():
-                    continue
-                a, b = a[ok], b[ok]
-                demand = np.minimum(
-                    net.nic_rate[a] / out_deg[s_rank[ok]], net.nic_rate[b] / in_deg[d_rank[ok]]
-                )
-                la_all = net.port_leaf[a]
-                lb_all = net.port_leaf[b]
-                both = (la_all >= 0) & (lb_all >= 0)
-                common = both.sum(axis=1)
-                none = common == 0
-                for p in range(nslots):
-                    take = both[:, p] | (none & (p == 0))
-                    k = int(take.sum())
-                    if not k:
-                        continue
-                    cols["group"].append(np.full(k, j * nc + COLLECTIVE_ORDER.index(collective)))
-                    cols["src"].append(a[take])
-                    cols["dst"].append(b[take])
-                    cols["slot"].append(np.full(k, p))
-                    cols["leaf_a"].append(np.where(both[take, p], la_all[take, p], -1))
-                    cols["leaf_b"].append(np.where(both[take, p], lb_all[take, p], -1))
-                    cols["key"].append(net.port_number[b[take], p])
-                    cols["demand"].append(np.where(none[take], 0.0, demand[take]))
-                    cols["scale"].append(np.full(k, volume))
-                    cols["weight"].append(1.0 / np.maximum(common[take], 1))
+            cols["group"].append(group[take])
+            cols["src"].append(a[take])
+            cols["dst"].append(b[take])
+            cols["slot"].append(np.full(k, p))
+            cols["leaf_a"].append(np.where(both[take, p], la_all[take, p], -1))
+            cols["leaf_b"].append(np.where(both[take, p], lb_all[take, p], -1))
+            cols["key"].append(net.port_number[b[take], p])
+            cols["demand"].append(np.where(none[take], 0.0, demand[take]))
+            cols["scale"].append(np.full(k, volume))
+            cols["weight"].append(1.0 / np.maximum(common[take], 1))
     if not cols:
         e = np.zeros(0, dtype=np.int64)
         z = np.zeros(0)
         return _Flows(e, e, e, e, e, e, e, z, z, z)
     cat = {k: np.concatenate(v) for k, v in cols.items()}
-    del f
     return _Flows(
         cat["group"].astype(np.int64), cat["src"].astype(np.int64),
         cat["dst"].astype(np.int64), cat["slot"].astype(np.int64),
@@ -668,9 +672,11 @@ def _evaluate(
     best = np.full(groups, np.inf)
     np.minimum.at(best, fl.group, value)
     if has.any():
-        for g in np.flatnonzero(np.isfinite(best)).tolist():
-            mine = np.flatnonzero(fl.group == g)
-            k = int(mine[np.argmin(value[mine])])
+        order = np.lexsort((value, fl.group))  # per group, its slowest flow first
+        g_sorted = fl.group[order]
+        firsts = np.r_[0, np.flatnonzero(np.diff(g_sorted)) + 1] if order.size else order
+        for at in firsts.tolist():
+            k, g = int(order[at]), int(g_sorted[at])
             if dead[k]:
                 why[g] = "no live up-down path between the ranks' leaves"
                 continue
