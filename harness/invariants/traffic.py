@@ -375,6 +375,8 @@ def pod_pair_gbps(net: Network, pod_a: int, pod_b: int) -> float:
     down_b = ls[pod_leaf == pod_b]
     leaves_a = np.unique(f.link_a[up_a])
     leaves_b = np.unique(f.link_a[down_b])
+    if not (leaves_a.size and leaves_b.size):
+        return 0.0  # a pod with no live leaf uplink sends or takes nothing
     big = np.int64(np.iinfo(np.int32).max // 4)
     rows = [
         np.full(leaves_a.size, src), f.link_a[up_a], f.link_a[core_a], n + f.link_b[core_b],
