@@ -1,4 +1,4 @@
-"""The netns backend: bring-up and teardown against Mininet, seed-a800, probes, re-sweep.
+"""The netns backend: bring-up and teardown against Mininet, seed-a800, probes, re-sweep, BGP.
 
 Needs root.  Mininet (Debian ``mininet`` + ``bridge-utils``: ``apt-get install
 --no-install-recommends mininet bridge-utils``) builds the same 4-spine /
@@ -9,6 +9,16 @@ the issue's targets (PASS/MISS).
     sudo python benchmarks/bench_netns.py            # Mininet peer + seed-a800, ~2 min
     sudo python benchmarks/bench_netns.py --skip-seed
     sudo python benchmarks/bench_netns.py --rails 4  # the 64 servers with 4 rail NICs each
+    sudo python benchmarks/bench_netns.py --skip-seed --bgp-seed  # + routing: bgp on seed-a800
+
+``routing: bgp`` rows (FRR on every switch; ``--skip-bgp`` leaves them out): on
+the 64-server fabric with BFD picked by size (100 ms x 3) and without BFD,
+bring-up, convergence (every switch's FIB holds every prefix with every next
+hop), the daemons' PSS, and failover after a spine kill (links down, daemons
+stopped) and after a hung spine (daemons stopped, links up: only BFD or the
+hold timer can tell), next to ``routing: sm``'s re-sweep after the same kill.
+``--bgp-seed`` does the same on the full seed-a800 (60 switches, 120 daemons,
+about 3 GB; BFD off by size).
 """
 
 from __future__ import annotations
@@ -22,10 +32,13 @@ import sys
 import time
 from pathlib import Path
 
+from harness.backends.netns.bgp import switch_namespaces
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.faults import FaultEngine
 from harness.backends.netns.probe import probe
 from harness.backends.netns.probe import sample_pairs
+from harness.backends.netns.routing import Alive
+from harness.backends.netns.routing import compute
 from harness.fabric import preset
 from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric
@@ -109,11 +122,81 @@ def seed(rows: list[tuple[str, str]]) -> dict[str, float]:
     return {"up": up, "matrix": matrix, "sweep": sweep}
 
 
+def _hang_failover(emu: Emulation, spine_id: str) -> float:
+    """Seconds until the rest of the fabric routes around a hung spine (daemons stopped,
+    links up: only the hold timer or BFD can tell)."""
+    bgp = emu.bgp
+    assert bgp is not None
+    plan = emu.built
+    spine = emu.fabric.index[spine_id]
+    ns = plan.ns_of[spine]
+    alive = Alive(frozenset(range(len(plan.wires))),
+                  frozenset(range(emu.fabric.n_elements)) - {spine})  # fmt: skip
+    live = [i for i in switch_namespaces(plan) if i != ns]
+    bgp.hang([ns])
+    took = bgp.converge(compute(plan, alive), live, 120, what="routing around a hung spine")
+    bgp.restart([ns])
+    bgp.converge(compute(plan, emu.alive_all()), switch_namespaces(plan), 120)
+    return took
+
+
+def bgp_rows(f: Fabric, rows: list[tuple[str, str]], label: str, bfds: tuple[str, ...]) -> None:
+    """routing: bgp on ``f``: bring-up, convergence, daemon memory, failover after a spine kill
+    and after a hung spine, per BFD setting; and the same spine kill under sm."""
+    spine = Fault.parse({"kill": "spine-01"}).resolve(f)
+    emu = Emulation(f)
+    emu.up()
+    try:
+        eng = FaultEngine(emu)
+        eng.inject(spine)
+        sm_kill = eng.settle(180)
+    finally:
+        emu.down()
+    rows.append((f"{label} sm: spine kill re-sweep", f"{sm_kill:.2f} s"))
+    for bfd in bfds:
+        emu = Emulation(f, control="bgp", bfd=bfd)
+        t = time.perf_counter()
+        emu.up()
+        up = time.perf_counter() - t
+        try:
+            bgp = emu.bgp
+            assert bgp is not None
+            eng = FaultEngine(emu)
+            converge = eng.settle(600)
+            pss = bgp.memory_kb() / 1024
+            pairs = sample_pairs(emu, None)
+            bad = sum(not p.ok for p in probe(emu, pairs))
+            timers = bgp.bfd.describe() if bgp.bfd else "off"
+            head = f"{label} bgp, BFD {timers}"
+            rows.append(
+                (f"{head}: bring-up (build + FRR start)", f"{up:.2f} s ({emu.timings.text()})")
+            )
+            daemons = sum(len(d) for d in bgp.daemons.values())
+            rows.append((f"{head}: converged (every FIB, every next hop)",
+                         f"{converge:.2f} s from the daemons' start; "
+                         f"{bad} of {len(pairs):,} probes failed"))  # fmt: skip
+            rows.append((f"{head}: daemons' PSS", f"{pss:.0f} MiB for {daemons} daemons "
+                         f"({pss / len(bgp.daemons):.1f} MiB per switch)"))  # fmt: skip
+            eng.inject(spine)
+            kill = eng.settle(600)
+            eng.revert(spine)
+            back = eng.settle(600)
+            rows.append((f"{head}: spine kill (links down, daemons stopped) -> routed around",
+                         f"{kill:.2f} s; back after reboot {back:.2f} s"))  # fmt: skip
+            hang = _hang_failover(emu, "spine-02")
+            rows.append((f"{head}: hung spine (daemons stopped, links up) -> routed around",
+                         f"{hang:.2f} s"))  # fmt: skip
+        finally:
+            emu.down()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rails", type=int, choices=(1, 4), default=1)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-seed", action="store_true")
+    ap.add_argument("--skip-bgp", action="store_true", help="no routing: bgp rows")
+    ap.add_argument("--bgp-seed", action="store_true", help="routing: bgp on seed-a800 (~3 GB)")
     args = ap.parse_args()
     f, shape = small_fabric(args.rails)
     rows: list[tuple[str, str]] = []
@@ -132,6 +215,10 @@ def main() -> int:
         rows.append(("ratio mininet / netns (end to end)", f"{ratio:.1f}x"))
         rows.append(("ratio mininet / netns (bring-up only)", f"{peer[0] / ours[0]:.1f}x"))
     s = None if args.skip_seed else seed(rows)
+    if not args.skip_bgp:
+        bgp_rows(f, rows, f.name, ("auto", "off"))
+    if args.bgp_seed:
+        bgp_rows(preset("seed-a800"), rows, "seed-a800", ("auto",))
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")

@@ -945,6 +945,9 @@ def _configure_emulate(p: argparse.ArgumentParser) -> None:
         default=1e-3,
         help="link rate scale factor (default 0.001: 200 Gb/s -> 200 Mb/s)",
     )
+    p.add_argument("--routing", type=_routing_arg, default="sm", metavar="{sm,bgp}",
+                   help="up: sm (tables computed by the harness, default) or bgp (FRR on "
+                   "every switch)")  # fmt: skip
 
 
 def _cmd_emulate(args: argparse.Namespace) -> int:
@@ -967,7 +970,7 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
         for rid in session.down(_load_fabric(args.fabric).name):
             print(f"took down run {rid}")
         return EXIT_OK
-    emu = session.up(_load_fabric(args.fabric), scale=args.scale)
+    emu = session.up(_load_fabric(args.fabric), scale=args.scale, control=args.routing)
     for line in session.entering_hint(emu):
         print(line)
     print(f"take it down with:  harness emulate down {args.fabric}")

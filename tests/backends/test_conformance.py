@@ -82,9 +82,22 @@ FAULTS: dict[str, Any] = {
 KILLS = ["su01/leaf-r0", "su01/node01", "su01/node01/nic0", "su01/node01/gpu0"]
 
 
-@pytest.fixture(params=BACKENDS)
+#: (backend, control plane): every backend with ``routing: sm``, and each emulated one with
+#: every other control plane it runs (``netns`` with ``bgp``: FRR on every switch).
+CASES = [
+    (name, control)
+    for name in BACKENDS
+    for control in sorted(make_backend(name).capabilities.routing)
+    if control == "sm" or name != "model"
+]
+
+
+@pytest.fixture(params=CASES, ids=[n if c == "sm" else f"{n}-{c}" for n, c in CASES])
 def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
-    be = make_backend(request.param)
+    name, control = request.param
+    be = make_backend(name)
+    if control != "sm":
+        be = Routed(be, Routing(control))
     yield be
     be.close()
 
@@ -293,6 +306,19 @@ class Recording:
         self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+class Routed(Recording):
+    """A backend that realizes every fabric with one control plane (``routing:``)."""
+
+    def __init__(self, inner: Backend, routing: Routing) -> None:
+        super().__init__(inner)
+        self.routing = routing
+
+    def apply(
+        self, fabric: Fabric, jobs: Sequence[Job] = (), *, routing: Routing = DEFAULT_ROUTING
+    ) -> None:
+        super().apply(fabric, jobs, routing=self.routing)
 
 
 def test_the_runner_reverts_in_reverse_order(backend: Backend) -> None:

@@ -4,17 +4,21 @@ It measures, never predicts: probes are real ICMP echoes between the rail NICs
 (:mod:`~harness.backends.netns.probe`), traced paths are TTL-limited echoes
 answered by the switches, link states come from the kernel
 (flags, carrier and the shaped tbf rate, reported in the fabric's units at the
-run's scale factor).  Routing is ``sm``: after each change :meth:`settle`
-re-sweeps the tables after ``sweep_delay`` seconds and reports how long the
-fabric took.
+run's scale factor).  The control plane is the scenario's ``routing:``:
+``sm`` re-sweeps the tables after each change (after ``sweep_delay``
+seconds); ``bgp`` runs FRR on every switch (:mod:`~harness.backends.netns.bgp`)
+and :meth:`settle` waits until every switch's kernel FIB holds the converged
+routes.  Either way :meth:`settle` reports how long the fabric took.
 
 Options come from the environment, so that ``harness run --backend netns`` needs
-no new flags: ``HARNESS_NETNS_SCALE`` (default 0.001: 200 Gb/s -> 200 Mb/s) and
-``HARNESS_NETNS_SWEEP_DELAY`` (seconds, default 0).
+no new flags: ``HARNESS_NETNS_SCALE`` (default 0.001: 200 Gb/s -> 200 Mb/s),
+``HARNESS_NETNS_SWEEP_DELAY`` (seconds, default 0) and ``HARNESS_NETNS_BFD``
+(``auto``: by fabric size, ``off``, or an interval in ms; ``routing: bgp`` only).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Sequence
@@ -24,6 +28,7 @@ from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.faults import SUPPORTED_ELEMENTS
 from harness.backends.netns.faults import SUPPORTED_FAULTS
 from harness.backends.netns.faults import FaultEngine
+from harness.backends.netns.frr import frr_unavailable
 from harness.backends.netns.plan import DEFAULT_SCALE
 from harness.backends.netns.probe import probe
 from harness.backends.netns.probe import trace
@@ -59,7 +64,7 @@ def _env_float(name: str, default: float) -> float:
 
 
 class NetnsBackend:
-    """A fabric in network namespaces with ``routing: sm``."""
+    """A fabric in network namespaces, routed by the harness (``sm``) or by FRR (``bgp``)."""
 
     name = "netns"
     capabilities = Capabilities(
@@ -69,12 +74,23 @@ class NetnsBackend:
         frozenset({"probes", "paths", "links"}),
     )
 
-    def __init__(self, *, scale: float | None = None, sweep_delay: float | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        scale: float | None = None,
+        sweep_delay: float | None = None,
+        bfd: str | None = None,
+    ) -> None:
         self.scale = (
             scale if scale is not None else _env_float("HARNESS_NETNS_SCALE", DEFAULT_SCALE)
         )
         self.sweep_delay = (
             sweep_delay if sweep_delay is not None else _env_float("HARNESS_NETNS_SWEEP_DELAY", 0.0)
+        )
+        self.bfd = bfd if bfd is not None else os.environ.get("HARNESS_NETNS_BFD", "auto")
+        controls = {"sm"} | ({"bgp"} if frr_unavailable() is None else set())
+        self.capabilities = dataclasses.replace(
+            type(self).capabilities, routing=frozenset(controls)
         )
         self.emu: Emulation | None = None
         self.engine: FaultEngine | None = None
@@ -88,13 +104,22 @@ class NetnsBackend:
     ) -> None:
         self.jobs = tuple(jobs)
         self.routing = routing
-        if self.emu is not None and self.emu.fabric is fabric and self.engine is not None:
+        same = self.emu is not None and self.emu.fabric is fabric
+        if (
+            same
+            and self.emu is not None
+            and self.emu.control == routing.control
+            and self.engine is not None
+        ):
             if self.engine.effects:
                 msg = "netns: apply() while faults are injected; revert them first"
                 raise BackendError(msg)
             return
+        if routing.control not in self.capabilities.routing:
+            msg = f"netns cannot run routing control {routing.control}: {frr_unavailable()}"
+            raise BackendError(msg)
         self.close()
-        self.emu = Emulation(fabric, scale=self.scale)
+        self.emu = Emulation(fabric, scale=self.scale, control=routing.control, bfd=self.bfd)
         self.emu.up()
         self.engine = FaultEngine(self.emu, sweep_delay=self.sweep_delay)
 

@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.backends.netns import nsutil
 from harness.backends.netns.netlink import IFF_UP
@@ -48,6 +49,9 @@ from harness.fabric.model import Fabric
 from harness.ledger import Entry
 from harness.ledger import Ledger
 from harness.ledger import teardown_entries
+
+if TYPE_CHECKING:
+    from harness.backends.netns.bgp import Bgp
 
 IFF_LOWER_UP = 0x10000
 OPER_UP = 1 << 40  # not a kernel flag: see Emulation.link_flags
@@ -102,8 +106,12 @@ class Emulation:
         ipv6: bool = True,
         purpose: str = "run",
         root: Path | None = None,
+        control: str = "sm",
+        bfd: str = "auto",
     ) -> None:
         self.fabric = fabric
+        self.control = control  # routing: sm (static tables) or bgp (FRR on every switch)
+        self.bfd_setting = bfd
         self.scale = scale
         self.ipv6 = ipv6
         self.purpose = purpose
@@ -116,6 +124,7 @@ class Emulation:
         self.timings = Timings()
         self.admin_up: dict[tuple[int, int], bool] = {}  # (wire, end) -> admin state
         self.rates: dict[int, int] = {}  # wire -> shaped rate (bps)
+        self.bgp: Bgp | None = None
         self._ns: nsutil.Namespaces | None = None
 
     # -- life cycle ---------------------------------------------------------------
@@ -166,6 +175,8 @@ class Emulation:
                     if n.role == "switch":
                         for key, value in _NS_SYSCTLS_SWITCH:
                             _write_proc(key, value, n.name)
+                        if self.control == "bgp":  # BGP unnumbered peers on link-local addresses
+                            _write_proc("net/ipv6/conf/default/addr_gen_mode", "0", n.name)
                     self.batches.append(Batch(f"namespace {n.name}"))
         with self._phase("links"):
             for w, wire in enumerate(plan.wires):
@@ -197,8 +208,17 @@ class Emulation:
             self._port_rules()
             self._flush_all()
         with self._phase("routes"):
-            self.router = Router(plan, self.batches, ipv6=self.ipv6)
+            static = None  # every namespace (sm); under bgp FRR routes the switches
+            if self.control == "bgp":
+                static = frozenset(i for i, n in enumerate(plan.namespaces) if n.role != "switch")
+            self.router = Router(plan, self.batches, ipv6=self.ipv6, managed=static)
             self.router.push(compute(plan, self.alive_all()))
+        if self.control == "bgp":
+            with self._phase("frr"):
+                from harness.backends.netns.bgp import Bgp
+
+                self.bgp = Bgp(self, bfd_setting=self.bfd_setting)
+                self.bgp.start()
 
     def _port_rules(self) -> None:
         """Traffic a server sends from a NIC port's address leaves through that port.
@@ -251,6 +271,9 @@ class Emulation:
     def down(self) -> float:
         """Remove everything this emulation made (processes, namespaces); idempotent."""
         t = time.perf_counter()
+        if self.bgp is not None:  # its daemons first, by PID (our children: reaped)
+            self.bgp.stop()
+            self.bgp = None
         for b in self.batches:
             with contextlib.suppress(OSError):
                 b.close()

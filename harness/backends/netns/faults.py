@@ -49,6 +49,7 @@ SUPPORTED_ELEMENTS = frozenset(
 )
 End = tuple[int, int]  # (wire, end)
 UP_TIMEOUT_S = 10.0
+DRAIN_TIMEOUT_S = 60.0  # bgp: the rest of the fabric moves away from a drained switch
 
 
 @dataclass(slots=True)
@@ -72,6 +73,12 @@ class FaultEngine:
     effects: dict[int, _Effect] = field(default_factory=dict)
     changed_at: float | None = None
     forced: set[int] = field(default_factory=set)
+    hung: set[int] = field(default_factory=set)  # bgp: switch namespaces whose daemons stopped
+    drain_moved_s: list[float] = field(default_factory=list)  # bgp: routes moved per drain
+
+    def __post_init__(self) -> None:
+        if self.emu.bgp is not None:  # the daemons' initial convergence is the first settle
+            self.changed_at = self.emu.bgp.started_at
 
     # -- what a fault touches ---------------------------------------------------------
     def _ends_of_element(self, element: int) -> list[End]:
@@ -133,7 +140,9 @@ class FaultEngine:
         for el in effect.dead:
             self.dead[el] += 1
         if fault.fault.kind is FaultKind.DRAIN:
-            self.sweep()  # route around it before its links go (a graceful drain)
+            self._route_around(newly_dead)  # before its links go (a graceful drain)
+        elif fault.fault.kind is FaultKind.KILL:
+            self._hang(newly_dead)
         for e in effect.ends:
             self.holds[e] += 1
         for w, factor in effect.factors:
@@ -167,6 +176,7 @@ class FaultEngine:
         self.emu.set_admin(coming_up, True)
         self._apply_rates(effect)
         self._verify_up(coming_up)
+        self._revive([el for el in effect.dead if self.dead[el] == 0])
         # an admin-down interface lost its static routes: re-push those namespaces
         self.forced |= {self.emu.port(w, end).ns for w, end in coming_up}
         self.changed_at = time.monotonic()
@@ -249,6 +259,66 @@ class FaultEngine:
         elements = frozenset(range(plan.fabric.n_elements)) - frozenset(self.dead)
         return Alive(wires, elements)
 
+    # -- the control plane: sm sweeps, bgp daemons ---------------------------------------
+    def _switch_ns(self, elements: list[int]) -> list[int]:
+        plan = self.emu.built
+        out = []
+        for el in elements:
+            ns = plan.ns_of.get(el)
+            if ns is not None and plan.namespaces[ns].role == "switch":
+                out.append(ns)
+        return sorted(set(out))
+
+    def live_switches(self) -> list[int]:
+        plan = self.emu.built
+        return [
+            i
+            for i, n in enumerate(plan.namespaces)
+            if n.role == "switch" and n.elements[0] not in self.dead
+        ]
+
+    def _route_around(self, drained: list[int]) -> None:
+        """sm: re-sweep without the drained switches.  bgp: they prepend their AS on
+        every route, and the rest of the fabric must have moved away before returning."""
+        self.sweep()  # sm: every table; bgp: the static routes of servers and storage
+        bgp = self.emu.bgp
+        nss = self._switch_ns(drained)
+        if bgp is None or not nss:
+            return
+        bgp.set_drain(nss, True)
+        plan = self.emu.built
+        # what has another way must have moved; what has none (a drained leaf's own
+        # block, the last spine) moves when the links go
+        took = bgp.converge(
+            compute(plan, self.alive()), self.live_switches(), DRAIN_TIMEOUT_S, partial=True,
+            what=f"drain of {', '.join(plan.namespaces[n].name for n in nss)}",
+        )  # fmt: skip
+        self.drain_moved_s.append(took)
+
+    def _hang(self, killed: list[int]) -> None:
+        """bgp: a killed switch's daemons stop (a hung switch), before its links go."""
+        bgp = self.emu.bgp
+        if bgp is None:
+            return
+        nss = [ns for ns in self._switch_ns(killed) if ns not in self.hung]
+        bgp.hang(nss)
+        self.hung |= set(nss)
+
+    def _revive(self, back: list[int]) -> None:
+        """bgp: a switch no longer killed reboots (fresh daemons); one no longer drained
+        stops prepending."""
+        bgp = self.emu.bgp
+        if bgp is None:
+            return
+        nss = self._switch_ns(back)
+        restart = [ns for ns in nss if ns in self.hung]
+        if restart:
+            bgp.restart(restart)
+            self.hung -= set(restart)
+        undrain = [ns for ns in nss if ns in bgp.drained]
+        if undrain:
+            bgp.set_drain(undrain, False)
+
     def sweep(self) -> int:
         """Recompute every table from what is alive and install the difference."""
         router = self.emu.router
@@ -260,13 +330,22 @@ class FaultEngine:
         return sent
 
     def settle(self, timeout: float) -> float:
-        """Sweep after the sweep delay; seconds from the last change to installed routes."""
+        """Seconds from the last change until the fabric's routes are what is alive needs.
+
+        sm: the sweep (after the sweep delay) installs them.  bgp: the servers'
+        static routes are swept and the FIB of every live switch is watched until
+        it holds exactly the converged tables (every prefix, every next hop).
+        """
         if self.changed_at is None:
             return 0.0
         wait = self.changed_at + self.sweep_delay - time.monotonic()
-        if wait > 0:
+        if wait > 0 and self.emu.bgp is None:
             time.sleep(wait)
         self.sweep()
+        bgp = self.emu.bgp
+        if bgp is not None:
+            left = timeout - (time.monotonic() - self.changed_at)
+            bgp.converge(compute(self.emu.built, self.alive()), self.live_switches(), max(left, 0))
         took = time.monotonic() - self.changed_at
         self.changed_at = None
         if took > timeout:

@@ -140,18 +140,32 @@ def _v6_net(cidr: str) -> tuple[str, int]:
 
 
 class Router:
-    """Installs :func:`compute` tables, pushing only what changed (plus forced namespaces)."""
+    """Installs :func:`compute` tables, pushing only what changed (plus forced namespaces).
 
-    def __init__(self, plan: Plan, batches: Sequence[Batch], *, ipv6: bool = True) -> None:
+    ``managed`` limits it to some namespaces: under ``routing: bgp`` the
+    switches are routed by FRR, and only servers and storage get static routes.
+    """
+
+    def __init__(
+        self,
+        plan: Plan,
+        batches: Sequence[Batch],
+        *,
+        ipv6: bool = True,
+        managed: frozenset[int] | None = None,
+    ) -> None:
         self.plan = plan
         self.batches = batches
         self.ipv6 = ipv6
+        self.managed = managed  # the namespaces it routes (None: all; bgp: servers, storage)
         self.installed: Tables = {i: {} for i in range(len(plan.namespaces))}
 
     def push(self, tables: Tables, force: frozenset[int] = frozenset()) -> int:
         """Install ``tables``; returns the number of route changes sent."""
         sent = 0
         for ns, new in tables.items():
+            if self.managed is not None and ns not in self.managed:
+                continue
             old = self.installed.get(ns, {})
             changes = {
                 dst: new.get(dst, ())

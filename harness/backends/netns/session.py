@@ -65,9 +65,15 @@ def status(root: Path | None = None) -> list[RunInfo]:
     return out
 
 
-def up(fabric: Fabric, *, scale: float = DEFAULT_SCALE, root: Path | None = None) -> Emulation:
-    """Build ``fabric`` and leave it running (detached) after this process ends."""
-    emu = Emulation(fabric, scale=scale, purpose="emulate", root=root)
+def up(
+    fabric: Fabric, *, scale: float = DEFAULT_SCALE, root: Path | None = None, control: str = "sm"
+) -> Emulation:
+    """Build ``fabric`` and leave it running (detached) after this process ends.
+
+    ``control`` ``bgp`` starts FRR on every switch; its daemons stay with the
+    namespaces and are ended by PID on ``down`` (they are in the ledger).
+    """
+    emu = Emulation(fabric, scale=scale, purpose="emulate", root=root, control=control)
     with cleanup_on_signals():
         emu.up()
         assert emu.ledger is not None
@@ -110,4 +116,12 @@ def entering_hint(emu: Emulation) -> list[str]:
         f"enter a server:  ip netns exec {first_server.name} bash",
         f"see a switch's routes:  ip -n {first_switch.name} route",
         f"namespace -> element ids:  {emu.ledger.dir / 'names.json'}",
-    ]
+    ] + (
+        [
+            f"routing bgp: {emu.bgp.describe()}",
+            f"ask a switch's bgpd:  vtysh --vty_socket "
+            f"{emu.ledger.dir / 'frr' / first_switch.name / 'vty'} -c 'show bgp summary'",
+        ]
+        if emu.bgp is not None
+        else []
+    )
