@@ -713,22 +713,26 @@ def _busbw_plan(p: PlanInput) -> MeasurePlan:
 
 @_measured("job_busbw_ratio", _busbw_plan, tolerance=0.15)
 def _m_busbw_ratio(m: MeasureInput) -> Observed | None:
-    """Iterations per second against the preflight's (a lost job: 0)."""
+    """Measured bus bandwidth against the preflight's (a lost job: 0).
+
+    Only from jobs whose backend measures a bandwidth-bound collective
+    (``JobRun.busbw_gbs``); an iteration rate is not a bandwidth.
+    """
     values = []
     for name in m.plan.jobs:
         now, base = m.measured.job(name), m.baseline.job(name)
-        if now is None or base is None or base.iterations_per_s is None:
+        if now is None or base is None or base.busbw_gbs is None:
             return None
         if not now.alive:
             values.append((0.0, name))
-        elif now.iterations_per_s is None or base.iterations_per_s <= 0:
+        elif now.busbw_gbs is None or base.busbw_gbs <= 0:
             return None
         else:
-            values.append((now.iterations_per_s / base.iterations_per_s, name))
+            values.append((now.busbw_gbs / base.busbw_gbs, name))
     if not values:
         return None
     value, name = min(values)
-    return Observed(value, f"job {name}: iterations/s against the healthy run", (name,))
+    return Observed(value, f"job {name}: bus bandwidth against the healthy run", (name,))
 
 
 def _uplink_plan(p: PlanInput) -> MeasurePlan:

@@ -86,7 +86,10 @@ class JobRun:
     """A training job between ``settle()`` and ``measure()``.
 
     ``alive``: it kept making progress; ``ended``: how it stopped if it did
-    (``error``, ``timeout``: seconds after the fault, ``exited``).  A backend
+    (``error``, ``timeout``: seconds after the fault, ``exited``).
+    ``busbw_gbs`` (fabric units) only from a job whose collectives are large
+    enough to be bound by the fabric's bandwidth: an iteration rate bound by
+    latency or compute says nothing about bandwidth.  A backend
     restarts a stopped job at the next ``settle()`` (as a scheduler requeues
     it), so each step judges the job under that step's faults.
     """
@@ -97,6 +100,7 @@ class JobRun:
     ended: JobEnd = "running"
     seconds: float = 0.0  # how long it ran in the window (to the failure if it failed)
     detail: str = ""
+    busbw_gbs: float | None = None  # its collective's bus bandwidth, when bandwidth-bound
 
 
 @dataclass(frozen=True, slots=True)

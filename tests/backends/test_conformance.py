@@ -60,7 +60,7 @@ PARAMS = {"sus": 2, "nodes_per_su": 2, "node": "a800", "spines": 2, "leaf_radix"
           "storage": True, "name": "conformance"}  # fmt: skip
 FABRIC = two_tier(**PARAMS)  # type: ignore[arg-type]
 REF = FabricRef(generator="two-tier", params=tuple(sorted(PARAMS.items())))
-JOBS = resolve_jobs([JobSpec(per_su=True)], FABRIC)
+JOBS = resolve_jobs([JobSpec(per_su=True, timeout=5.0)], FABRIC)  # a lost job fails in 5 s
 SETTLE = 120.0
 
 

@@ -8,7 +8,11 @@ run's scale factor).  The control plane is the scenario's ``routing:``:
 ``sm`` re-sweeps the tables after each change (after ``sweep_delay``
 seconds); ``bgp`` runs FRR on every switch (:mod:`~harness.backends.netns.bgp`)
 and :meth:`settle` waits until every switch's kernel FIB holds the converged
-routes.  Either way :meth:`settle` reports how long the fabric took.
+routes.  Either way :meth:`settle` reports how long the fabric took.  Jobs are
+real torch.distributed/gloo jobs, one rank per server namespace and one process
+group per rail (:mod:`~harness.backends.netns.job_runs`, when torch is
+installed); flows are iperf3 runs between the rail NICs
+(:mod:`~harness.backends.netns.flows`, when iperf3 is).
 
 Options come from the environment, so that ``harness run --backend netns`` needs
 no new flags: ``HARNESS_NETNS_SCALE`` (default 0.001: 200 Gb/s -> 200 Mb/s),
@@ -28,7 +32,11 @@ from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.faults import SUPPORTED_ELEMENTS
 from harness.backends.netns.faults import SUPPORTED_FAULTS
 from harness.backends.netns.faults import FaultEngine
+from harness.backends.netns.flows import Flows
+from harness.backends.netns.flows import iperf3_unavailable
 from harness.backends.netns.frr import frr_unavailable
+from harness.backends.netns.job_runs import GlooJobs
+from harness.backends.netns.job_runs import torch_unavailable
 from harness.backends.netns.plan import DEFAULT_SCALE
 from harness.backends.netns.probe import probe
 from harness.backends.netns.probe import trace
@@ -39,6 +47,8 @@ from harness.fabric.model import Fabric
 from harness.fabric.model import LinkKind
 from harness.faults import AppliedFault
 from harness.jobs import Job
+from harness.measurement import Flow
+from harness.measurement import JobRun
 from harness.measurement import LinkState
 from harness.measurement import Measurements
 from harness.measurement import MeasurePlan
@@ -89,20 +99,26 @@ class NetnsBackend:
         )
         self.bfd = bfd if bfd is not None else os.environ.get("HARNESS_NETNS_BFD", "auto")
         controls = {"sm"} | ({"bgp"} if frr_unavailable() is None else set())
+        # probes, paths and links always; jobs with torch installed, flows with iperf3
+        kinds = set(type(self).capabilities.measurements)
+        kinds |= {"jobs"} if torch_unavailable() is None else set()
+        kinds |= {"flows"} if iperf3_unavailable() is None else set()
         self.capabilities = dataclasses.replace(
-            type(self).capabilities, routing=frozenset(controls)
+            type(self).capabilities, routing=frozenset(controls), measurements=frozenset(kinds)
         )
         self.emu: Emulation | None = None
         self.engine: FaultEngine | None = None
         self.jobs: tuple[Job, ...] = ()
         self.routing = DEFAULT_ROUTING
         self._settle_s = 0.0
+        self._gloo: GlooJobs | None = None
+        self._flows: Flows | None = None
+        self._changed_at: float | None = None
 
     # -- life cycle ------------------------------------------------------------------------
     def apply(
         self, fabric: Fabric, jobs: Sequence[Job] = (), *, routing: Routing = DEFAULT_ROUTING
     ) -> None:
-        self.jobs = tuple(jobs)
         self.routing = routing
         same = self.emu is not None and self.emu.fabric is fabric
         if (
@@ -114,6 +130,8 @@ class NetnsBackend:
             if self.engine.effects:
                 msg = "netns: apply() while faults are injected; revert them first"
                 raise BackendError(msg)
+            if tuple(jobs) != self.jobs:
+                self._start_jobs(tuple(jobs))
             return
         if routing.control not in self.capabilities.routing:
             msg = f"netns cannot run routing control {routing.control}: {frr_unavailable()}"
@@ -122,6 +140,17 @@ class NetnsBackend:
         self.emu = Emulation(fabric, scale=self.scale, control=routing.control, bfd=self.bfd)
         self.emu.up()
         self.engine = FaultEngine(self.emu, sweep_delay=self.sweep_delay)
+        self._start_jobs(tuple(jobs))
+
+    def _start_jobs(self, jobs: tuple[Job, ...]) -> None:
+        """(Re)start the real jobs; without torch they stay in the model (prediction only)."""
+        if self._gloo is not None:
+            self._gloo.close()
+            self._gloo = None
+        self.jobs = jobs
+        if jobs and self.emu is not None and torch_unavailable() is None:
+            self._gloo = GlooJobs(self.emu, jobs)
+            self._gloo.start()
 
     def _engine(self) -> FaultEngine:
         if self.engine is None:
@@ -131,9 +160,11 @@ class NetnsBackend:
 
     def inject(self, fault: AppliedFault) -> None:
         self._engine().inject(fault)
+        self._changed_at = time.monotonic()
 
     def revert(self, fault: AppliedFault) -> None:
         self._engine().revert(fault)
+        self._changed_at = time.monotonic()
 
     def wait(self, seconds: float) -> None:
         """Real time passes (the fabric and whatever runs on it carry on)."""
@@ -143,14 +174,23 @@ class NetnsBackend:
         """No job runs on this backend yet (it does not measure ``jobs``): nothing to restart."""
 
     def settle(self, timeout: float) -> float:
+        """Re-sweep the routes; then restart the jobs that stopped (a scheduler requeues them)."""
         self._settle_s = self._engine().settle(timeout)
+        if self._gloo is not None:
+            self._gloo.restart_stopped()
         return self._settle_s
 
     def close(self) -> None:
-        if self.emu is not None:
-            self.emu.down()
-        self.emu = None
-        self.engine = None
+        try:
+            if self._gloo is not None:
+                self._gloo.close()
+        finally:
+            self._gloo = None
+            self._flows = None
+            if self.emu is not None:
+                self.emu.down()
+            self.emu = None
+            self.engine = None
 
     def __enter__(self) -> NetnsBackend:
         return self
@@ -187,14 +227,32 @@ class NetnsBackend:
                 if t.complete:
                     break
             paths.append(TracedPath(a, b, tuple(f.ids[h] for h in t.hops), t.complete))
+        jobs = self._jobs(plan)
         return Measurements(
             self.name,
             probes=probes,
             paths=tuple(paths),
+            flows=self._run_flows(plan),
+            jobs=jobs,
             links=self._links(plan.links),
             settle_s=self._settle_s,
             scale=self.scale,
         )
+
+    def _jobs(self, plan: MeasurePlan) -> tuple[JobRun, ...]:
+        if not plan.jobs:
+            return ()
+        if self._gloo is None:
+            msg = "netns: jobs were asked for but none was applied (apply(fabric, jobs))"
+            raise BackendError(msg)
+        return tuple(self._gloo.measure(plan.jobs, plan.job_seconds, self._changed_at))
+
+    def _run_flows(self, plan: MeasurePlan) -> tuple[Flow, ...]:
+        if not plan.flows:
+            return ()
+        if self._flows is None:
+            self._flows = Flows(self._engine().emu)
+        return self._flows.run_all(plan.flows, plan.flow_seconds)
 
     def _links(self, link_ids: Sequence[str]) -> tuple[LinkState, ...]:
         if not link_ids:

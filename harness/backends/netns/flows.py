@@ -1,0 +1,256 @@
+"""Bulk flows between server namespaces with iperf3, in the fabric's units.
+
+Every flow of a :class:`~harness.measurement.FlowGroup` runs at once: an
+``iperf3 --server --one-off`` in the destination server's namespace bound to
+the destination NIC's address, a client in the source server's namespace bound
+to the source NIC's address (so the flow leaves on that rail: the namespace's
+per-port rules), all started through :func:`~harness.backends.netns.spawn.spawn_held`
+(recorded in the ledger before they run, ended by PID) and the clients released
+together.  Ports are taken per run from :data:`PORTS` inside the run's own
+namespaces, a new one for every flow, so two flows -- or two runs -- never collide.
+
+Each flow uses :data:`STREAMS` TCP connections: the switches hash ECMP on the
+5-tuple, so the streams of one flow spread over the uplinks as the queue pairs
+of a NCCL connection do.  Flows whose connections were delayed by the others'
+traffic start late, so a flow's rate is what its receiver got (the server's
+0.1 s intervals) within the window *every* flow of the group was running, past
+a warm-up: the flows' rates then share the links as the model's fair shares do.
+Rates are divided by the run's scale factor: 200 Mb/s at 1/1000 is 200 Gb/s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import shutil
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.backends.netns.emulation import Emulation
+from harness.backends.netns.nsutil import NETNS_RUN_DIR
+from harness.backends.netns.spawn import Held
+from harness.backends.netns.spawn import Ports
+from harness.backends.netns.spawn import spawn_held
+from harness.errors import BackendError
+from harness.ledger import kill_process
+from harness.ledger import process_start_ticks
+from harness.measurement import Flow
+from harness.measurement import FlowGroup
+
+PORTS = (20000, 28999)  # inside the run's namespaces; below the ephemeral range
+STREAMS = 8
+WARMUP_S = 1.0  # after the last flow started, before rates count (TCP slow start)
+SLACK_S = 1.5  # tests run longer than asked, so late-starting flows still overlap
+INTERVAL_S = 0.1  # the receivers' report interval: the resolution of the common window
+LISTEN_TIMEOUT_S = 10.0
+Series = list[tuple[float, float, float]]  # (start, end, bytes) per receiver interval
+
+
+def iperf3_unavailable() -> str | None:
+    """Why flows cannot be measured here (``None``: they can)."""
+    if shutil.which("iperf3") is None:
+        return "flows need iperf3 (apt-get install iperf3)"
+    return None
+
+
+def _listening(pid: int, port: int) -> bool:
+    """Whether process ``pid``'s namespace has a TCP socket listening on ``port``."""
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            return False
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                return True
+    return False
+
+
+def received(report_text: str, ended: float) -> Series:
+    """A flow's receiver intervals on the monotonic clock (empty: the flow could not run).
+
+    The server's intervals are relative to its test start; the test ended when
+    the client exited (within the 10 ms the caller polls at), which places them.
+
+    >>> text = json.dumps({"server_output_json": {"intervals": [
+    ...     {"sum": {"start": 0, "end": 1, "seconds": 1, "bytes": 10}},
+    ...     {"sum": {"start": 1, "end": 2, "seconds": 1, "bytes": 20}}]}})
+    >>> received(text, 100.0)
+    [(98.0, 99.0, 10.0), (99.0, 100.0, 20.0)]
+    """
+    try:
+        report = json.loads(report_text)
+    except json.JSONDecodeError:
+        return []
+    if "error" in report:
+        return []
+    intervals = report.get("server_output_json", {}).get("intervals", [])
+    sums = [i["sum"] for i in intervals if float(i["sum"]["seconds"]) > 0]
+    if not sums:
+        return []
+    offset = ended - float(sums[-1]["end"])
+    return [(offset + float(x["start"]), offset + float(x["end"]), float(x["bytes"])) for x in sums]
+
+
+def common_window(series: Sequence[Series], warmup: float) -> tuple[float, float]:
+    """The time every flow that ran was running, from ``warmup`` after the last one started.
+
+    >>> common_window([[(0.0, 5.0, 1.0)], [(1.0, 6.0, 1.0)]], 1.0)
+    (2.0, 5.0)
+    """
+    ran = [x for x in series if x]
+    if not ran:
+        return (0.0, 1.0)
+    start = max(x[0][0] for x in ran) + warmup
+    end = min(x[-1][1] for x in ran)
+    if end - start < 0.5:
+        msg = (
+            "netns: the iperf3 flows of a group did not run together long enough "
+            f"({max(0.0, end - start):.2f} s in common); the host is overloaded"
+        )
+        raise BackendError(msg)
+    return (start, end)
+
+
+def rate_in(series: Series, window: tuple[float, float]) -> float:
+    """Bits per second a receiver got within ``window`` (intervals counted pro rata).
+
+    >>> rate_in([(0.0, 1.0, 100.0), (1.0, 2.0, 100.0)], (0.5, 1.5))
+    800.0
+    """
+    lo, hi = window
+    got = 0.0
+    for a, b, n in series:
+        overlap = min(b, hi) - max(a, lo)
+        if overlap > 0 and b > a:
+            got += n * overlap / (b - a)
+    return got * 8 / (hi - lo)
+
+
+class Flows:
+    """Runs flow groups with iperf3 in an :class:`Emulation`'s server namespaces."""
+
+    def __init__(self, emu: Emulation) -> None:
+        why = iperf3_unavailable()
+        if why is not None:
+            msg = f"netns cannot measure flows: {why}"
+            raise BackendError(msg)
+        if emu.ledger is None:
+            msg = "the emulation is not up"
+            raise BackendError(msg)
+        self.emu = emu
+        self.ledger = emu.ledger
+        self.dir = self.ledger.dir / "flows"
+        self._ports = Ports(*PORTS)
+        self._runs = 0
+
+    def _endpoint(self, nic_id: str) -> tuple[str, str]:
+        """(namespace path, IPv4 address) of a rail NIC's first port."""
+        plan = self.emu.built
+        nic = plan.fabric.index.get(nic_id)
+        ports = plan.nic_ports.get(nic) if nic is not None else None
+        if not ports:
+            msg = f"netns: {nic_id!r} is not a rail NIC of the emulated fabric"
+            raise BackendError(msg)
+        p = ports[0]
+        return str(NETNS_RUN_DIR / plan.namespaces[p.ns].name), p.v4
+
+    def _spawn(self, netns: str, argv: list[str], what: str, out: Path) -> Held:
+        with open(out, "wb") as fh:
+            return spawn_held(netns, argv, lambda pid: self.ledger.track_process(pid, what),
+                              stdout=fh, stderr=subprocess.STDOUT)  # fmt: skip
+
+    def run(self, group: FlowGroup, seconds: float) -> tuple[Flow, ...]:
+        """Run every flow of ``group`` at once for ``seconds``; their rates in fabric units."""
+        if not group.pairs:
+            return ()
+        if self._runs == 0:
+            self.ledger.record("file", "flows")
+            self.dir.mkdir(mode=0o700, exist_ok=True)
+        self._runs += 1
+        test_s = math.ceil(max(1.0, seconds) + WARMUP_S + SLACK_S)
+        procs: list[subprocess.Popen[bytes]] = []
+        try:
+            servers = self._servers(group, procs)
+            held: list[tuple[Held, Path]] = []
+            for k, ((src, dst), (addr, port)) in enumerate(zip(group.pairs, servers, strict=True)):
+                ns, bind = self._endpoint(src)
+                out = self.dir / f"{self._runs}.{k}.client.json"
+                argv = [
+                    "iperf3", "--client", addr, "--bind", bind, "--port", str(port),
+                    "--time", str(test_s), "--parallel", str(STREAMS),
+                    "--interval", str(INTERVAL_S), "--json", "--get-server-output",
+                    "--connect-timeout", "3000",
+                ]  # fmt: skip
+                h = self._spawn(ns, argv, f"iperf3 client {src} -> {dst}", out)
+                procs.append(h.proc)
+                held.append((h, out))
+            clients = [h.go() for h, _ in held]  # all at once: their rates share links
+            ended = self._wait(clients, group, test_s + 15.0)
+            series = [
+                received(out.read_text(errors="replace"), end)
+                for (_, out), end in zip(held, ended, strict=True)
+            ]
+            window = common_window(series, WARMUP_S)
+            span = window[1] - window[0]
+            return tuple(
+                Flow(group.name, src, dst, rate_in(x, window) / self.emu.scale / 1e9, span)
+                for (src, dst), x in zip(group.pairs, series, strict=True)
+            )
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    kill_process(proc.pid, process_start_ticks(proc.pid))
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=5)
+
+    def _servers(
+        self, group: FlowGroup, procs: list[subprocess.Popen[bytes]]
+    ) -> list[tuple[str, int]]:
+        """One one-off server per flow, listening before any client starts."""
+        servers = []
+        for k, (_, dst) in enumerate(group.pairs):
+            ns, addr = self._endpoint(dst)
+            port = self._ports.next()
+            argv = ["iperf3", "--server", "--one-off", "--json", "--bind", addr,
+                    "--port", str(port)]  # fmt: skip
+            out = self.dir / f"{self._runs}.{k}.server.log"
+            proc = self._spawn(ns, argv, f"iperf3 server {dst}:{port}", out).go()
+            procs.append(proc)
+            servers.append((proc, addr, port))
+        deadline = time.monotonic() + LISTEN_TIMEOUT_S
+        for proc, _, port in servers:
+            while not _listening(proc.pid, port):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    msg = f"netns: iperf3 server on port {port} did not start"
+                    raise BackendError(msg)
+                time.sleep(0.02)
+        return [(addr, port) for _, addr, port in servers]
+
+    @staticmethod
+    def _wait(
+        clients: list[subprocess.Popen[bytes]], group: FlowGroup, limit: float
+    ) -> list[float]:
+        """When each client ended (monotonic seconds): its test's end, to align the flows."""
+        ended: list[float | None] = [None] * len(clients)
+        deadline = time.monotonic() + limit
+        while any(e is None for e in ended):
+            now = time.monotonic()
+            for i, proc in enumerate(clients):
+                if ended[i] is None and proc.poll() is not None:
+                    ended[i] = now
+            if now > deadline:
+                i = next(i for i, e in enumerate(ended) if e is None)
+                src, dst = group.pairs[i]
+                msg = f"netns: iperf3 {src} -> {dst} did not finish in {limit:.0f} s"
+                raise BackendError(msg)
+            time.sleep(0.01)
+        return [e for e in ended if e is not None]
+
+    def run_all(self, groups: Sequence[FlowGroup], seconds: float) -> tuple[Flow, ...]:
+        """Each group in turn (the flows of one group at once)."""
+        return tuple(x for g in groups for x in self.run(g, seconds))
