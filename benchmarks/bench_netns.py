@@ -19,6 +19,12 @@ stopped) and after a hung spine (daemons stopped, links up: only BFD or the
 hold timer can tell), next to ``routing: sm``'s re-sweep after the same kill.
 ``--bgp-seed`` does the same on the full seed-a800 (60 switches, 120 daemons,
 about 3 GB; BFD off by size).
+    sudo python benchmarks/bench_netns.py --skip-seed --skip-job
+
+The job rows (needs the ``torch`` extra) run the real gloo job of the netns
+scenarios (8 servers, 4 rails, 5 s timeout): start-up, its all-reduce rate
+against its compute-bound ceiling (1 / the 50 ms "compute" per iteration),
+and how long a leaf kill takes to fail it.
 """
 
 from __future__ import annotations
@@ -188,6 +194,41 @@ def bgp_rows(f: Fabric, rows: list[tuple[str, str]], label: str, bfds: tuple[str
                          f"{hang:.2f} s"))  # fmt: skip
         finally:
             emu.down()
+def job(rows: list[tuple[str, str]]) -> None:
+    """The real gloo job on the netns scenarios' fabric: start-up, rate, time to fail."""
+    from harness.backends.netns.backend import NetnsBackend
+    from harness.backends.netns.job_worker import COMPUTE_S
+    from harness.jobs import JobSpec
+    from harness.jobs import resolve_jobs
+    from harness.measurement import MeasurePlan
+
+    f = two_tier(sus=2, nodes_per_su=4, spines=4, leaf_radix=8, name="bench-job")
+    jobs = resolve_jobs([JobSpec(name="train", nodes=("*",), timeout=5.0)], f)
+    plan = MeasurePlan(jobs=("train",), job_seconds=3.0)
+    with NetnsBackend() as be:
+        t = time.perf_counter()
+        be.apply(f, jobs)
+        be.settle(60)
+        first = be.measure(MeasurePlan(jobs=("train",))).jobs[0]
+        start = time.perf_counter() - t
+        (run,) = be.measure(plan).jobs
+        rate = run.iterations_per_s or 0.0
+        leaf = Fault.parse({"kill": "su01/leaf-r2"}).resolve(f)
+        t = time.perf_counter()
+        be.inject(leaf)
+        be.settle(60)
+        (lost,) = be.measure(plan).jobs
+        fail = time.perf_counter() - t
+    rows.append(
+        ("gloo job, 8 ranks x 4 rails: up to running", f"{start:.2f} s (alive {first.alive})")
+    )
+    rows.append(("  all-reduce rate (256 KB over 4 rails)", f"{rate:.1f} it/s"))
+    ceiling = 1 / COMPUTE_S
+    rows.append(
+        ("  ratio to the compute-bound ceiling", f"{rate / ceiling:.2f} of {ceiling:g} it/s")
+    )
+    rows.append(("  leaf kill -> job failed (timeout 5 s)", f"{fail:.2f} s ({lost.ended}, "
+                 f"{lost.seconds:.2f} s after its last iteration)"))  # fmt: skip
 
 
 def main() -> int:
@@ -197,6 +238,7 @@ def main() -> int:
     ap.add_argument("--skip-seed", action="store_true")
     ap.add_argument("--skip-bgp", action="store_true", help="no routing: bgp rows")
     ap.add_argument("--bgp-seed", action="store_true", help="routing: bgp on seed-a800 (~3 GB)")
+    ap.add_argument("--skip-job", action="store_true", help="no gloo job rows (needs torch)")
     args = ap.parse_args()
     f, shape = small_fabric(args.rails)
     rows: list[tuple[str, str]] = []
@@ -219,6 +261,8 @@ def main() -> int:
         bgp_rows(f, rows, f.name, ("auto", "off"))
     if args.bgp_seed:
         bgp_rows(preset("seed-a800"), rows, "seed-a800", ("auto",))
+    if not args.skip_job:
+        job(rows)
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")

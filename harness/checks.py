@@ -685,6 +685,10 @@ def _job_detail(m: MeasureInput, dead: list[str]) -> str:
         if r is not None:
             parts.append(f"{name}: {r.ended} after {r.seconds:.1f} s" + (
                 f" ({r.detail})" if r.detail else ""))  # fmt: skip
+    running = [r for j in m.plan.jobs if (r := m.measured.job(j)) is not None and r.alive]
+    rates = [f"{r.name} {r.iterations_per_s:g} it/s" for r in running if r.iterations_per_s]
+    if rates:  # what the surviving jobs achieved (a backend that runs them says)
+        parts.append("running: " + ", ".join(rates[:6]) + (" ..." if len(rates) > 6 else ""))
     return "; ".join(parts)
 
 

@@ -63,7 +63,7 @@ def _flow_disagreements(predicted: Measurements, measured: Measurements) -> list
         total[1] += got_flow.gbps
     for group, (want, got) in totals.items():
         if not agree(want, got, RATE_TOLERANCE):
-            out.append(f"flows {group}: {got:.1f} Gb/s in all, the model says {want:.1f} Gb/s")
+            out.append(f"flow group {group}: {got:.1f} Gb/s in all, the model says {want:.1f} Gb/s")
     return out
 
 

@@ -268,14 +268,21 @@ class GlooJobs:
         return r.pid is not None and process_start_ticks(r.pid) != r.start_ticks
 
     def close(self) -> None:
-        """End every rank and the fork server, by PID; idempotent."""
+        """End every rank and the fork server, by PID; idempotent.
+
+        A fork server that has forked every rank asked for ends them itself when
+        its stdin closes; one still importing torch is ended at once (the ranks
+        it forked die with it: ``PR_SET_PDEATHSIG``, or never started).
+        """
         server, self._server = self._server, None
         if server is None:
             return
-        with contextlib.suppress(BackendError, OSError, ValueError):
-            self._read_pids_quietly(server)
-        for j in self.jobs.values():
-            self._stop(j)
+        ranks = [r for j in self.jobs.values() for r in j.ranks]
+        for r in ranks:
+            if r.pid is not None:
+                kill_process(r.pid, r.start_ticks)
+        if server.poll() is None and any(r.pid is None for r in ranks):
+            kill_process(server.pid, process_start_ticks(server.pid))
         if server.stdin is not None:
             with contextlib.suppress(OSError):
                 server.stdin.close()
@@ -286,16 +293,6 @@ class GlooJobs:
             server.wait()
         if server.stdout is not None:
             server.stdout.close()
-
-    def _read_pids_quietly(self, server: subprocess.Popen[str]) -> None:
-        if server.poll() is None and any(
-            r.pid is None for j in self.jobs.values() for r in j.ranks
-        ):
-            self._server = server
-            try:
-                self._read_pids()
-            finally:
-                self._server = None
 
     # -- measuring --------------------------------------------------------------------------
     def measure(self, names: Sequence[str], seconds: float, since: float | None) -> list[JobRun]:
@@ -343,7 +340,10 @@ class GlooJobs:
             if ended:
                 return self._lost(j, ended, since)
             gone = [r.cfg.rank for r in j.ranks if self._ended(r)]
-            if gone:
+            if gone:  # a rank writes how it ended before it exits: read again
+                ended = [s.ended for r in j.ranks if (s := _State.of(r)).ended is not None]
+                if ended:
+                    return self._lost(j, ended, since)
                 return JobRun(name, False, None, "exited", t - t0,
                               f"rank {gone[0]} exited without a word (see {self.dir})")  # fmt: skip
             moved = all(a.it > b.it for a, b in zip(now, before, strict=True))
