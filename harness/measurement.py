@@ -89,9 +89,8 @@ class JobRun:
     (``error``, ``timeout``: seconds after the fault, ``exited``).
     ``busbw_gbs`` (fabric units) only from a job whose collectives are large
     enough to be bound by the fabric's bandwidth: an iteration rate bound by
-    latency or compute says nothing about bandwidth.  A backend
-    restarts a stopped job at the next ``settle()`` (as a scheduler requeues
-    it), so each step judges the job under that step's faults.
+    latency or compute says nothing about bandwidth.  A job that crashed
+    stays crashed until ``restart()`` (a scenario's ``restart:`` step).
     """
 
     name: str

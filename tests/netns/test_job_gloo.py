@@ -3,7 +3,7 @@
 One job over the four servers of a 2-SU fabric (its rings cross the spines),
 with a 5 s NCCL-equivalent timeout: it runs at a measured rate, keeps running
 when a spine dies, fails within the timeout (plus a margin) when a leaf dies,
-runs again once the leaf is back, and leaves no process, file or namespace.
+runs again once the leaf is back and it is restarted, and leaves no process, file or namespace.
 """
 
 from __future__ import annotations
@@ -94,7 +94,9 @@ def test_the_job_runs_survives_a_spine_and_fails_on_a_leaf(state_dir: Path, host
 
         be.revert(leaf)
         be.revert(spine)
-        be.settle(30)  # the stopped job is restarted, as a scheduler requeues it
+        be.settle(30)
+        assert not _run(be).alive  # a crashed job stays crashed when the fabric is repaired
+        be.restart(["train"])  # new ranks, a new rendezvous
         again = _run(be)
         assert again.alive, again
         rid = led.run_id

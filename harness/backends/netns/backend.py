@@ -171,13 +171,13 @@ class NetnsBackend:
         time.sleep(seconds)
 
     def restart(self, jobs: Sequence[str]) -> None:
-        """No job runs on this backend yet (it does not measure ``jobs``): nothing to restart."""
+        """Start the named jobs that crashed again (a crashed job stays down until then)."""
+        if self._gloo is not None:
+            self._gloo.restart(jobs)
 
     def settle(self, timeout: float) -> float:
-        """Re-sweep the routes; then restart the jobs that stopped (a scheduler requeues them)."""
+        """Re-sweep the routes and report how long it took (a crashed job stays crashed)."""
         self._settle_s = self._engine().settle(timeout)
-        if self._gloo is not None:
-            self._gloo.restart_stopped()
         return self._settle_s
 
     def close(self) -> None:

@@ -9,9 +9,9 @@ per rail.  Ranks append progress lines to ``RUN_DIR/jobs/JOB.GEN.rankR.jsonl``.
 completed iterations in it (the rate is rank 0's iterations per second); when a
 rank stalls, it keeps watching until the process-group timeout fires (the job
 is then lost, ``ended`` ``timeout`` or ``error``, ``seconds`` from its last
-iteration to the failure) or progress resumes (alive).  A job that stopped is
-restarted at the next :meth:`restart_stopped` (the backend's ``settle``), as a
-scheduler requeues it, so every step judges the job under that step's faults.
+iteration to the failure) or progress resumes (alive).  A job that crashed
+stays crashed, whatever is repaired, until :meth:`restart` (a scenario's
+``restart:`` step) starts it again.
 
 Every rank is ended by PID on every way out (:meth:`close`, and the ledger's
 teardown after a crash): closing the fork server's stdin kills its ranks, and
@@ -249,12 +249,13 @@ class GlooJobs:
             if r.pid is not None:
                 kill_process(r.pid, r.start_ticks)
 
-    def restart_stopped(self) -> list[str]:
-        """Restart every job one of whose ranks ended; returns their names."""
+    def restart(self, names: Sequence[str]) -> list[str]:
+        """Start the named jobs one of whose ranks ended again; returns their names."""
         self._read_pids()
         again = []
-        for j in self.jobs.values():
-            if any(self._ended(r) for r in j.ranks):
+        for name in names:
+            j = self.jobs.get(name)
+            if j is not None and any(self._ended(r) for r in j.ranks):
                 self._stop(j)
                 j.generation += 1
                 self._start(j)
