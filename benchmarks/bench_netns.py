@@ -194,6 +194,8 @@ def bgp_rows(f: Fabric, rows: list[tuple[str, str]], label: str, bfds: tuple[str
                          f"{hang:.2f} s"))  # fmt: skip
         finally:
             emu.down()
+
+
 def job(rows: list[tuple[str, str]]) -> None:
     """The real gloo job on the netns scenarios' fabric: start-up, rate, time to fail."""
     from harness.backends.netns.backend import NetnsBackend
