@@ -16,9 +16,10 @@ out_dir="${1:-$here}"
 mkdir -p "$out_dir"
 work="$(mktemp -d)"
 ibsim_pid=""
-# A socket name of this run's own: two runs at once (or the ibsim backend's tests beside
-# this one) must not talk to each other's simulator.
-export IBSIM_SOCKNAME="harness-dumps-$$"
+# A socket name of this run's own (from the unique mktemp directory, not a PID that a
+# simulator left by a killed run may still carry): two runs at once, or the ibsim
+# backend's tests beside this one, never talk to each other's simulator.
+export IBSIM_SOCKNAME="harness-dumps-${work##*/}"
 
 cleanup() {
     if [ -n "$ibsim_pid" ] && kill -0 "$ibsim_pid" 2>/dev/null; then
@@ -40,18 +41,32 @@ done
 # what ibsim was told (degraded links are set on the HCA end anyway).
 printf 'force_link_speed 0\nforce_link_speed_ext 0\nforce_link_width 0\n' > "$work/opensm.conf"
 
+# Ready means ibsim's control socket is bound: ibsim prints "Network simulator ready"
+# before it binds it.  The wait is a deadline on the clock, in a shell-builtin loop: a
+# count of iterations over an external command's output (the old `for _ in $(seq 1 300)`)
+# ends at once when that command dies or cannot fork under load, and then reported a
+# 60 s timeout after no time at all.
+wait_ready() {  # wait_ready NETFILE: until ibsim listens, for up to 60 s of real time
+    local start=$SECONDS
+    until grep -qF "@$IBSIM_SOCKNAME:ctl@" /proc/net/unix; do  # abstract, NUL-padded
+        kill -0 "$ibsim_pid" 2>/dev/null || {
+            echo "make_dumps.sh: ibsim exited before it was ready on $1:" >&2
+            cat "$work/ibsim.log" >&2; exit 1
+        }
+        if (( SECONDS - start >= 60 )); then
+            echo "make_dumps.sh: ibsim not listening on @$IBSIM_SOCKNAME:ctl after" \
+                 "$(( SECONDS - start )) s on $1:" >&2
+            cat "$work/ibsim.log" >&2; exit 1
+        fi
+        sleep 0.2
+    done
+}
+
 dump() {  # dump NETFILE OUTFILE [FLAG=FILE ...]
     local net="$1" out="$2"
     ibsim -s "$net" --no-console > "$work/ibsim.log" 2>&1 &
     ibsim_pid=$!
-    for _ in $(seq 1 300); do  # up to 60 s: a loaded machine starts ibsim slowly
-        grep -q "Network simulator ready" "$work/ibsim.log" && break
-        kill -0 "$ibsim_pid" 2>/dev/null || { cat "$work/ibsim.log" >&2; exit 1; }
-        sleep 0.2
-    done
-    grep -q "Network simulator ready" "$work/ibsim.log" || {
-        echo "make_dumps.sh: ibsim not ready after 60 s on $net" >&2; cat "$work/ibsim.log" >&2; exit 1
-    }
+    wait_ready "$net"
     OSM_TMP_DIR="$work" OSM_CACHE_DIR="$work" timeout 120 \
         ibsim-run opensm --once -F "$work/opensm.conf" -f "$work/opensm.log" > "$work/opensm.out" 2>&1
     timeout 60 ibsim-run ibnetdiscover > "$out" 2> "$work/ibnetdiscover.err"
