@@ -24,15 +24,35 @@ control plane (``routing: bgp``); a mapping names each setting
     routes are static per destination unless adaptive routing is enabled),
     ``ecmp`` with ``bgp``.
 
-Each setting is a field of :class:`Routing` with its choices in
-:data:`CHOICES` (the first is the default), so a new setting is one field and
-one table entry.  A scenario's ``routing:`` wins over its fabric file's, and
-``harness run --routing`` over both (:meth:`Routing.merged`).
+``paths`` (default ``up-down``)
+    Which routes exist.  ``up-down``: a route climbs to a switch above both
+    ends and comes down, never down-then-up through a lower tier (OpenSM
+    ftree/updn, eBGP Clos fabrics with RFC 7938 AS numbering: no valley
+    paths).  ``shortest``: any shortest path of the live switches (OpenSM
+    minhop).
+
+``reroute`` (default ``1s``)
+    Seconds from a link failure to the control plane's new routes: a ``kill``,
+    ``cut`` or ``optic`` stalls the jobs whose traffic crossed it that long,
+    and a job whose timeout is no longer crashes (:mod:`harness.timeline`).
+    OpenSM sweeps on the port-down trap (seed-a800 rerouted in ~1 s in
+    ibsim); bgpd drops the session of an interface that lost carrier at once
+    and reconverges within about a second on a small fabric.  A hung switch
+    that keeps its links up is found only by the BGP hold timer (9 s with
+    ``frr defaults datacenter``) or BFD: say ``reroute: 9s``.
+
+Each choice setting is a field of :class:`Routing` with its choices in
+:data:`CHOICES` (the first is the default), each duration one in
+:data:`DURATIONS`, so a new setting is one field and one table entry.  A
+scenario's ``routing:`` wins over its fabric file's, and ``harness run
+--routing`` over both (:meth:`Routing.merged`).
 
 >>> parse_routing("bgp")
 Routing(control='bgp')
 >>> parse_routing({"control": "sm"}).describe()
-'control sm, forwarding static'
+'control sm, forwarding static, paths up-down, reroute 1s'
+>>> parse_routing({"reroute": "9s", "paths": "shortest"}).reroute
+9.0
 >>> parse_routing({"control": "bpg"})
 Traceback (most recent call last):
 ...
@@ -47,6 +67,7 @@ from dataclasses import dataclass
 from typing import Any
 from typing import Literal
 
+from harness.durations import parse_duration
 from harness.errors import Problem
 from harness.errors import ScenarioError
 from harness.invariants.traffic import Forwarding
@@ -57,8 +78,17 @@ CONTROLS: tuple[Control, ...] = ("sm", "bgp")
 ForwardingSetting = Literal["auto", "static", "adaptive", "ecmp"]
 FORWARDING_SETTINGS: tuple[ForwardingSetting, ...] = ("auto", "static", "adaptive", "ecmp")
 
-#: Every setting of ``routing:`` -> its choices (the first one is the default).
-CHOICES: dict[str, tuple[str, ...]] = {"control": CONTROLS, "forwarding": FORWARDING_SETTINGS}
+PathRule = Literal["up-down", "shortest"]
+PATH_RULES: tuple[PathRule, ...] = ("up-down", "shortest")
+#: Seconds from a link failure to new routes unless ``reroute:`` says otherwise.
+DEFAULT_REROUTE_S = 1.0
+
+#: Every choice setting of ``routing:`` -> its choices (the first one is the default).
+CHOICES: dict[str, tuple[str, ...]] = {
+    "control": CONTROLS, "forwarding": FORWARDING_SETTINGS, "paths": PATH_RULES,
+}  # fmt: skip
+#: Every duration setting -> its default, in seconds.
+DURATIONS: dict[str, float] = {"reroute": DEFAULT_REROUTE_S}
 #: What each setting means (for the JSON Schema and ``--help``).
 DOCS: dict[str, str] = {
     "control": "The control plane an emulated backend runs: sm (tables computed by the harness, "
@@ -66,9 +96,13 @@ DOCS: dict[str, str] = {
     "forwarding": "How switches spread flows over live uplinks: static (per-destination "
     "tables, OpenSM ftree d-mod-k), adaptive (every live uplink: IB adaptive routing, "
     "Spectrum-X), ecmp (per-flow hash); auto (default): static with control sm, ecmp with bgp.",
+    "paths": "Which routes exist: up-down (default; no valley paths, as OpenSM ftree/updn and "
+    "RFC 7938 eBGP route) or shortest (any shortest live path, as OpenSM minhop).",
+    "reroute": "Seconds from a link failure to new routes (default 1s): a kill, cut or optic "
+    "stalls the jobs whose traffic crossed it that long; 9s for a hung switch under BGP.",
 }
 SHORTHAND = "control"  # what a bare string sets
-ROUTING_KEYS: tuple[str, ...] = tuple(CHOICES)
+ROUTING_KEYS: tuple[str, ...] = (*CHOICES, *DURATIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +111,8 @@ class Routing:
 
     control: Control = "sm"
     forwarding: ForwardingSetting = "auto"
+    paths: PathRule = "up-down"
+    reroute: float = DEFAULT_REROUTE_S
 
     @property
     def forwarding_model(self) -> Forwarding:
@@ -91,8 +127,9 @@ class Routing:
 
     def to_dict(self) -> dict[str, str]:
         """Every setting by name; ``forwarding`` as resolved (``auto`` never shows)."""
-        out = {k: str(getattr(self, k)) for k in ROUTING_KEYS}
+        out = {k: str(getattr(self, k)) for k in CHOICES}
         out["forwarding"] = self.forwarding_model
+        out.update({k: f"{getattr(self, k):g}s" for k in DURATIONS})
         return out
 
     def merged(self, over: RoutingOverride) -> Routing:
@@ -107,7 +144,7 @@ class Routing:
 class RoutingOverride:
     """The settings one source states (a file's ``routing:``, ``--routing``), others unset."""
 
-    settings: tuple[tuple[str, str], ...] = ()
+    settings: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
     def control(cls, control: Control) -> RoutingOverride:
@@ -146,8 +183,14 @@ def parse_override(raw: Any) -> RoutingOverride:
         )
         raise ScenarioError(msg)
     problems: list[Problem] = []
-    settings: dict[str, str] = {}
+    settings: dict[str, Any] = {}
     for key, value in raw.items():
+        if key in DURATIONS:
+            try:
+                settings[key] = parse_duration(value, f"routing {key}", zero=True)
+            except ScenarioError as err:
+                problems.append(Problem(f"{err}, e.g. routing: {{{key}: 9s}}", key=str(key)))
+            continue
         if key not in CHOICES:
             problems.append(
                 Problem(

@@ -59,7 +59,6 @@ from harness.scenario.model import WaitStep
 from harness.scenario.prepare import located
 from harness.scenario.prepare import prepare
 from harness.scenario.prepare import restore_choice
-from harness.timeline import DEFAULT_REROUTE_S
 from harness.timeline import Timeline
 from harness.timeline import after_change
 from harness.timeline import cut_off
@@ -299,12 +298,14 @@ class _Run:
         self.ctx = Context(scenario.checkpoint)
         self.applied: list[tuple[str | None, AppliedFault]] = []
         self.state = FaultState.healthy(fabric)
+        self.paths = routing.paths
         self.healthy = Analysis(
-            fabric, Observation.from_state(self.state), jobs, forwarding=self.forwarding
-        )
+            fabric, Observation.from_state(self.state), jobs, forwarding=self.forwarding,
+            paths=self.paths,
+        )  # fmt: skip
         self.baseline = Measurements(backend.name)
         self._current: Analysis | None = self.healthy
-        self.reroute_s = DEFAULT_REROUTE_S
+        self.reroute_s = routing.reroute
         self.uses = traffic_of(fabric, jobs)
         self.timeline = Timeline.start(jobs)
 
@@ -312,7 +313,7 @@ class _Run:
         if self._current is None:
             self._current = Analysis(
                 self.fabric, Observation.from_state(self.state), self.jobs, healthy=self.healthy,
-                forwarding=self.forwarding,
+                forwarding=self.forwarding, paths=self.paths,
             )  # fmt: skip
         return self._current
 

@@ -67,13 +67,6 @@ from harness.jobs import Job
 
 JobState = Literal["running", "stalled", "crashed"]
 
-#: Seconds from a link failure to the control plane's new routes, unless the
-#: fabric says otherwise: OpenSM sweeps on the port-down trap and had
-#: seed-a800 rerouted in ~1 s in ibsim; bgpd drops a session as soon as its
-#: interface loses carrier and reconverges within about a second on a small
-#: fabric.  A hung switch that keeps its links up is found only by the BGP hold
-#: timer (9 s with ``frr defaults datacenter``) or BFD.
-DEFAULT_REROUTE_S = 1.0
 
 # Faults that take a path away and so need the control plane to reroute.
 _REROUTED = frozenset({FaultKind.KILL, FaultKind.CUT, FaultKind.OPTIC})

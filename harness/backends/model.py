@@ -25,7 +25,6 @@ from harness.model_measure import predict_measurements
 from harness.observation import Observation
 from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
 from harness.routing_spec import Routing
-from harness.timeline import DEFAULT_REROUTE_S
 from harness.timeline import Timeline
 from harness.timeline import after_change
 from harness.timeline import cut_off
@@ -62,7 +61,8 @@ class ModelBackend:
         self, fabric: Fabric, jobs: Sequence[Job] = (), *, routing: Routing = DEFAULT_ROUTING
     ) -> None:
         """The model predicts the converged state, whatever the control plane (``routing``);
-        its forwarding decides how the flows it predicts share the links."""
+        its forwarding decides how the flows it predicts share the links, its paths which
+        routes exist and its reroute delay how long a failure stalls the jobs."""
         if self._state is None or self._state.fabric is not fabric:
             self._state = FaultState.healthy(fabric)
         self._jobs = tuple(jobs)
@@ -84,14 +84,14 @@ class ModelBackend:
         if self._analysis is None or self._analysis[0] is not state:
             self._analysis = (state, Analysis(
                 state.fabric, self.observe(), self._jobs,
-                forwarding=self._routing.forwarding_model,
+                forwarding=self._routing.forwarding_model, paths=self._routing.paths,
             ))  # fmt: skip
         return self._analysis[1]
 
     def _advance(self, fault: AppliedFault | None) -> None:
         if self._jobs:
             self._timeline = after_change(self._timeline, self._current(), fault,
-                                          DEFAULT_REROUTE_S, self._uses)  # fmt: skip
+                                          self._routing.reroute, self._uses)  # fmt: skip
 
     def wait(self, seconds: float) -> None:
         self._timeline = self._timeline.after(seconds, cut_off(self._current())[0])

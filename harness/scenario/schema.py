@@ -42,6 +42,7 @@ from harness.jobs import FAILOVERS
 from harness.jobs import RANK_ORDERS
 from harness.routing_spec import CHOICES
 from harness.routing_spec import DOCS as ROUTING_DOCS
+from harness.routing_spec import DURATIONS as ROUTING_DURATIONS
 from harness.routing_spec import SHORTHAND
 from harness.scenario.load import NAME_RE
 from harness.scenario.load import RESTORE_WORDS
@@ -405,8 +406,20 @@ def routing_schema() -> Schema:
                 "type": "object",
                 "additionalProperties": False,
                 "properties": {
-                    key: {"enum": list(choices), "description": ROUTING_DOCS[key]}
-                    for key, choices in CHOICES.items()
+                    **{
+                        key: {"enum": list(choices), "description": ROUTING_DOCS[key]}
+                        for key, choices in CHOICES.items()
+                    },
+                    **{
+                        key: {
+                            "anyOf": [
+                                {"type": "number", "minimum": 0},
+                                {"type": "string", "pattern": DURATION_PATTERN},
+                            ],
+                            "description": ROUTING_DOCS[key],
+                        }
+                        for key in ROUTING_DURATIONS
+                    },
                 },
             },
         ],

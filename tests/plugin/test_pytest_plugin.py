@@ -135,7 +135,7 @@ def test_failure_text_is_readable(project: pytest.Pytester) -> None:
         [
             "leaf_uplink_ratio: expected 1.0, observed 0.95 at scenarios/two.yaml:9:7",
             "scenario wrong-hope on fabric seed-a800 (backend model, routing control sm, "
-            "forwarding static): failed: 1 of 2 expectations",
+            "forwarding static, paths up-down, reroute 1s): failed: 1 of 2 expectations",
             "steps:",
             "    scenarios/two.yaml:6:5: inject: killed spine-05",
             "        every GPU pair can still talk",
@@ -327,7 +327,7 @@ def test_junitxml(project: pytest.Pytester) -> None:
     assert cases["one-spine"].attrib["classname"] == "scenarios.one.yaml"
     failure = cases["wrong-hope"].find("failure")
     assert failure is not None
-    assert "expected: 1.0" in failure.attrib["message"]
+    assert "expected 1.0, observed 0.95" in failure.attrib["message"]
     assert "scenarios/two.yaml:9:7: leaf_uplink_ratio" in (failure.text or "")
 
 

@@ -54,9 +54,17 @@ def _scenario(tmp_path: Path, routing: str = "", fabric_routing: str | None = No
 def test_shorthand_and_mapping_mean_the_same() -> None:
     assert parse_routing("bgp") == parse_routing({"control": "bgp"}) == Routing("bgp")
     assert parse_routing({}) == DEFAULT == Routing("sm")
-    assert Routing("bgp").to_dict() == {"control": "bgp", "forwarding": "ecmp"}
-    assert Routing("bgp").describe() == "control bgp, forwarding ecmp"
-    assert Routing("sm", "adaptive").describe() == "control sm, forwarding adaptive"
+    assert Routing("bgp").to_dict() == {
+        "control": "bgp",
+        "forwarding": "ecmp",
+        "paths": "up-down",
+        "reroute": "1s",
+    }
+    assert Routing("bgp").describe() == "control bgp, forwarding ecmp, paths up-down, reroute 1s"
+    assert (
+        Routing("sm", "adaptive").describe()
+        == "control sm, forwarding adaptive, paths up-down, reroute 1s"
+    )
 
 
 @pytest.mark.parametrize(
@@ -146,10 +154,20 @@ def test_run_reports_routing_and_takes_the_override(
     path = _scenario(tmp_path, "routing: bgp")
     assert main(["run", str(path), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["scenarios"][0]["routing"] == {"control": "bgp", "forwarding": "ecmp"}
+    assert doc["scenarios"][0]["routing"] == {
+        "control": "bgp",
+        "forwarding": "ecmp",
+        "paths": "up-down",
+        "reroute": "1s",
+    }
     assert main(["run", str(path), "--json", "--routing", "sm"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["scenarios"][0]["routing"] == {"control": "sm", "forwarding": "static"}
+    assert doc["scenarios"][0]["routing"] == {
+        "control": "sm",
+        "forwarding": "static",
+        "paths": "up-down",
+        "reroute": "1s",
+    }
     assert main(["run", str(path)]) == 0
     assert "routing control bgp" in capsys.readouterr().out
 

@@ -160,3 +160,43 @@ def test_restart_of_an_unknown_job_is_located_with_the_closest_name() -> None:
     assert "history.yaml:15:5:" in str(info.value)
     assert "restart k: no job is named so" in str(info.value)
     assert "give a job name or all (jobs: j)" in str(info.value)
+
+
+HUNG = """
+name: hung-spine
+description: a spine that BGP finds only by its hold timer
+fabric: {preset: seed-a800}
+routing: {control: bgp, reroute: 9s}
+jobs:
+  - {name: default, nodes: "su0[1-2]/*"}
+  - {name: nccl-2-18, nodes: "su0[3-4]/*", timeout: 8.6s}
+steps:
+  - inject: {drain: spine-05}
+  - expect: {jobs_lost: 0}
+  - restore: last
+  - inject: {kill: spine-05}
+  - expect: {jobs_lost_names: [nccl-2-18]}
+"""
+
+
+def test_the_reroute_delay_comes_from_routing_and_only_a_kill_pays_it() -> None:
+    (scenario,) = load_text(HUNG)
+    result = run_scenario(scenario)
+    assert result.status == "passed", result.failures
+    assert result.routing.reroute == 9.0
+    assert not result.mismatches
+    (lost,) = result.steps[-1].expectations
+    assert "the reroute takes 9 s, as long as its timeout (8.6 s) or longer" in lost.detail
+
+
+def test_shortest_paths_route_the_valley_up_down_does_not() -> None:
+    path = Path(__file__).parents[2] / "scenarios" / "seed-valley-paths-are-not-routes.yaml"
+    text = path.read_text(encoding="utf-8")
+    (updown,) = load_text(text, path)
+    (shortest,) = load_text(text.replace("fabric:", "routing: {paths: shortest}\nfabric:", 1), path)
+    assert run_scenario(updown).status == "passed"
+    result = run_scenario(shortest)
+    assert result.routing.paths == "shortest"
+    assert result.status == "failed"  # the valley counts as a route: nothing is lost
+    first = next(e for s in result.steps for e in s.expectations if e.observation == "jobs_lost")
+    assert first.observed == 0
