@@ -48,7 +48,10 @@ SUPPORTED_ELEMENTS = frozenset(
     )
 )
 End = tuple[int, int]  # (wire, end)
-UP_TIMEOUT_S = 10.0
+# The kernel sets a link's operational state from its linkwatch work, which waits for the
+# RTNL lock; while another run tears down a big emulation (the kernel frees namespaces in
+# the background, under that lock) it can wait many seconds, so the deadline is generous.
+UP_TIMEOUT_S = 30.0
 DRAIN_TIMEOUT_S = 60.0  # bgp: the rest of the fabric moves away from a drained switch
 
 
@@ -222,7 +225,7 @@ class FaultEngine:
                 raise BackendError(msg)
 
     def _verify_up(self, ends: list[End]) -> None:
-        """Every repaired link has carrier, then an operational state UP (within 10 s)."""
+        """Every repaired link has carrier, then an operational state UP (within 30 s)."""
         emu = self.emu
         ends = [(w, end) for w, end in ends if (w, 1 - end) not in self.holds]
         deadline = time.monotonic() + UP_TIMEOUT_S
@@ -243,7 +246,10 @@ class FaultEngine:
             ]  # fmt: skip
             if ends and time.monotonic() > deadline:
                 w, _ = ends[0]
-                msg = f"{emu.fabric.link_ids[emu.built.wires[w].link]}: carrier but not operational"
+                msg = (
+                    f"{emu.fabric.link_ids[emu.built.wires[w].link]}: carrier but not operational "
+                    f"{UP_TIMEOUT_S:g} s after the repair"
+                )
                 raise BackendError(msg)
             if ends:
                 time.sleep(0.02)
