@@ -43,8 +43,11 @@ from harness.jobs import Job
 from harness.observation import Observation
 
 
-def storage_bonds(fabric: Fabric, obs: Observation) -> tuple[dict[int, float], dict[int, float]]:
-    """Per server: live bond Gb/s to storage; per storage switch: live uplink Gb/s."""
+def _member_shares(
+    fabric: Fabric, obs: Observation
+) -> tuple[dict[int, list[float]], dict[int, float]]:
+    """Per server: the usable Gb/s of each live bond member (its share of the switch
+    uplinks); per storage switch: live uplink Gb/s."""
     f = fabric
     cap = obs.link_capacity
     up_live: dict[int, float] = defaultdict(float)
@@ -57,32 +60,26 @@ def storage_bonds(fabric: Fabric, obs: Observation) -> tuple[dict[int, float], d
         elif cap[i] > 0:
             member.append((int(f.parent[a]), b, float(cap[i])))
             demand[b] += float(cap[i])
-    bond: dict[int, float] = defaultdict(float)
+    shares: dict[int, list[float]] = defaultdict(list)
     for srv, sw, c in member:
         if up_live[sw] > 0:
-            bond[srv] += c * min(1.0, up_live[sw] / demand[sw])
+            shares[srv].append(c * min(1.0, up_live[sw] / demand[sw]))
+    return shares, up_live
+
+
+def storage_bonds(fabric: Fabric, obs: Observation) -> tuple[dict[int, float], dict[int, float]]:
+    """Per server: live bond Gb/s to storage; per storage switch: live uplink Gb/s."""
+    shares, up_live = _member_shares(fabric, obs)
+    bond: dict[int, float] = defaultdict(float)
+    for srv, members in shares.items():
+        for c in members:  # summed in member order, as the bond carries them
+            bond[srv] += c
     return bond, up_live
 
 
 def storage_members(fabric: Fabric, obs: Observation) -> dict[int, list[float]]:
     """Per server: the usable Gb/s of each live bond member (its share of the switch uplinks)."""
-    f = fabric
-    cap = obs.link_capacity
-    up_live: dict[int, float] = defaultdict(float)
-    demand: dict[int, float] = defaultdict(float)
-    member: list[tuple[int, int, float]] = []
-    for i in f.links_by_kind[LinkKind.STORAGE].tolist():
-        a, b = int(f.link_a[i]), int(f.link_b[i])
-        if f.kind[a] == int(Kind.STORAGE_SWITCH):
-            up_live[a] += float(cap[i])
-        elif cap[i] > 0:
-            member.append((int(f.parent[a]), b, float(cap[i])))
-            demand[b] += float(cap[i])
-    out: dict[int, list[float]] = defaultdict(list)
-    for srv, sw, c in member:
-        if up_live[sw] > 0:
-            out[srv].append(c * min(1.0, up_live[sw] / demand[sw]))
-    return out
+    return _member_shares(fabric, obs)[0]
 
 
 def write_s(size_gb: float, flows: int, members: Sequence[float]) -> float:
