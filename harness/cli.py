@@ -28,6 +28,7 @@ For example::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -47,6 +48,7 @@ from rich.text import Text
 from harness.backends import available_backends
 from harness.backends import check_backend
 from harness.backends import describe_unavailable
+from harness.durations import parse_duration
 from harness.errors import BackendError
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
@@ -82,7 +84,10 @@ from harness.risk import assess
 from harness.risk import parse_budget
 from harness.risk import to_json as risk_json
 from harness.routing_spec import CONTROLS
+from harness.routing_spec import DEFAULT
+from harness.routing_spec import DEFAULT_REROUTE_S
 from harness.routing_spec import Control
+from harness.routing_spec import Routing
 from harness.routing_spec import RoutingOverride
 from harness.routing_spec import control_of
 from harness.routing_spec import resolve
@@ -502,11 +507,43 @@ def _forwarding(args: argparse.Namespace) -> Forwarding:
         return cast("Forwarding", args.forwarding)
     path = Path(args.fabric)
     if path.suffix in FABRIC_SUFFIXES and path.is_file():
-        from harness.fabric.fabric_file import fabric_file_routing
-        from harness.routing_spec import resolve
-
-        return resolve(fabric_file_routing(path)).forwarding_model
+        return _file_routing(path).forwarding_model
     return DEFAULT_FORWARDING
+
+
+def _file_routing(path: Path) -> Routing:
+    from harness.fabric.fabric_file import fabric_file_routing
+
+    return resolve(fabric_file_routing(path))
+
+
+def _add_reroute(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--reroute",
+        type=_reroute_arg,
+        metavar="DURATION",
+        help="how long a kill, cut or optic stalls the running jobs while the fabric reroutes "
+        "(5s, 500ms): a job whose timeout is no longer crashes; default: the fabric file's "
+        f"routing:, else {DEFAULT_REROUTE_S:g}s",
+    )
+
+
+def _reroute_arg(value: str) -> float:
+    try:
+        return parse_duration(value, "--reroute", zero=True)
+    except ScenarioError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _risk_routing(args: argparse.Namespace) -> Routing:
+    """The fabric file's ``routing:`` (else the defaults) with ``--forwarding``/``--reroute``."""
+    path = Path(args.fabric)
+    routing = _file_routing(path) if path.suffix in FABRIC_SUFFIXES and path.is_file() else DEFAULT
+    if args.forwarding is not None:
+        routing = dataclasses.replace(routing, forwarding=args.forwarding)
+    if args.reroute is not None:
+        routing = dataclasses.replace(routing, reroute=args.reroute)
+    return routing
 
 
 def _load_fabric(name: str) -> Fabric:
@@ -572,6 +609,7 @@ def _configure_risk(p: argparse.ArgumentParser) -> None:
         help="the jobs: a YAML list of jobs, or per-su (default)",
     )
     _add_forwarding(p)
+    _add_reroute(p)
     p.add_argument(
         "--budget",
         default="jobs_lost=0",
@@ -639,7 +677,7 @@ def _cmd_risk(args: argparse.Namespace) -> int:
             margin_categories=parse_categories(args.elements),
             require_margin=args.require_margin,
             progress=progress,
-            forwarding=_forwarding(args),
+            routing=_risk_routing(args),
         )
     if args.json:
         sys.stdout.write(json.dumps(risk_json(report), indent=2) + "\n")

@@ -45,12 +45,14 @@ The budget metrics, relative (default) and ``abs:``:
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import re
 import time
 from collections import Counter
 from collections.abc import Callable
+from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -69,10 +71,15 @@ from harness.invariants.traffic import Forwarding
 from harness.invariants.traffic import JobTraffic
 from harness.jobs import Job
 from harness.observation import Observation
+from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
+from harness.routing_spec import PathRule
+from harness.routing_spec import Routing
 from harness.sweep.cases import single_failures
 from harness.sweep.engine import CaseEvaluator
 from harness.sweep.engine import CaseResult
 from harness.sweep.engine import Failure
+from harness.timeline import crashed_by_change
+from harness.timeline import reroute_fragile
 
 DEFAULT_MARGIN_CATEGORIES = ("switches", "cables", "optics", "nics")
 
@@ -196,11 +203,21 @@ def _bisection_ratio(a: Analysis, ref: Analysis, *, nothing: float) -> float | N
     return a.bisection_gbps / base if base else nothing
 
 
-def summarize(a: Analysis) -> StateSummary:
-    """A state in numbers, against the healthy fabric."""
-    lost = tuple(a.jobs_lost())
-    reasons = tuple(f"{v.name}: {r}" for v in a.verdicts if v.lost for r in v.reasons[:2])
-    ratios = tuple((j.name, a.job_busbw_ratio(j)) for j in a.jobs)
+def summarize(a: Analysis, crashed: Mapping[str, str] | None = None) -> StateSummary:
+    """A state in numbers, against the healthy fabric.
+
+    ``crashed``: jobs that are connected in this state but crashed on the way
+    into it (a reroute as slow as their timeout), each with why: lost too.
+    """
+    crashed = crashed or {}
+    cut = set(a.jobs_lost())
+    lost = tuple(j.name for j in a.jobs if j.name in cut or j.name in crashed)
+    reasons = tuple(
+        f"{v.name}: {r}"
+        for v in a.verdicts
+        for r in ((crashed[v.name],) if v.name in crashed else v.reasons[:2] if v.lost else ())
+    )
+    ratios = tuple((j.name, 0.0 if j.name in crashed else a.job_busbw_ratio(j)) for j in a.jobs)
     traffic = tuple((j.name, a.job_traffic(j), a.job_uplink_ratio(j)) for j in a.jobs)
     return StateSummary(
         lost, reasons, _nics_cut(a), a.gpus_isolated(pxn=True), a.gpu_pairs_disconnected(pxn=True),
@@ -217,7 +234,7 @@ def summarize_added(
     new_lost = tuple(j for j in sa.jobs_lost if j not in sb.jobs_lost)
     reasons = tuple(r for r in sa.reasons if r.split(": ", 1)[0] in new_lost)
     ratios = tuple(
-        (j.name, after.job_busbw_gbs(j) / b)
+        (j.name, 0.0 if j.name in sa.jobs_lost else after.job_busbw_gbs(j) / b)
         for j in after.jobs
         if (b := before.job_busbw_gbs(j)) > 0
     )
@@ -284,6 +301,7 @@ class RiskReport:
     margin_before: Margin | None
     require_margin: int
     seconds: float = 0.0
+    routing: Routing = DEFAULT_ROUTING
 
     @property
     def already_lost(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -396,18 +414,26 @@ def _margin(
     done: int,
     total: int,
     forwarding: Forwarding = DEFAULT_FORWARDING,
+    paths: PathRule = "up-down",
+    reroute_s: float = 0.0,
 ) -> Margin:
     """The N+1 cases on top of ``state``, judged against the state before the change.
 
     ``reference`` is that state's analysis (None when it is the healthy fabric,
-    then one evaluator serves the relative and the ``abs:`` rules alike).
+    then one evaluator serves the relative and the ``abs:`` rules alike).  A
+    further failure is unplanned (a kill, cut or optic): it crashes the running
+    jobs whose timeout is no longer than ``reroute_s`` when it takes a link
+    their traffic uses.
     """
-    rel_ev = CaseEvaluator(fabric, jobs, state, reference=reference, forwarding=forwarding)
+    rel_ev = CaseEvaluator(
+        fabric, jobs, state, reference=reference, forwarding=forwarding, paths=paths
+    )
     rel_ev.prepare()
     abs_ev = rel_ev
     if reference is not None and any(r.absolute and r.metric in RATIO_METRICS for r in rules):
-        abs_ev = CaseEvaluator(fabric, jobs, state, forwarding=forwarding)
+        abs_ev = CaseEvaluator(fabric, jobs, state, forwarding=forwarding, paths=paths)
         abs_ev.prepare()
+    fragile = reroute_fragile(fabric, jobs, reroute_s, skip=summary.jobs_lost)
     up = state.element_up
     cap = state.link_capacity
     live = [
@@ -425,7 +451,12 @@ def _margin(
         part = live[start : start + chunk]
         rel = rel_ev.evaluate_singles(part)  # in bulk where it can: the same results
         absolute = rel if abs_ev is rel_ev else abs_ev.evaluate_singles(part)
-        for x, c, c_abs in zip(part, rel, absolute, strict=True):
+        for x, c_rel, c_abs_rel in zip(part, rel, absolute, strict=True):
+            c, c_abs = (
+                (_with_reroute_crashes(fabric, r, x, fragile) for r in (c_rel, c_abs_rel))
+                if fragile
+                else (c_rel, c_abs_rel)
+            )
             cat = x.category(fabric)
             totals[cat] += 1
             broken = judge(c, c_abs)
@@ -444,6 +475,20 @@ def _margin(
     return Margin(sum(totals.values()), tuple(breaking), by_cat)
 
 
+def _with_reroute_crashes(
+    fabric: Fabric, c: CaseResult, x: Failure, fragile: Mapping[str, frozenset[int]]
+) -> CaseResult:
+    """``c`` with the ``fragile`` jobs whose traffic ``x`` takes away crashed (lost, busbw 0)."""
+    links = {x.index} if x.kind != "element" else set(fabric.links_at(x.index).tolist())
+    hit = [name for name, uses in fragile.items() if name not in c.jobs_lost and links & uses]
+    if not hit:
+        return c
+    why = tuple(f"{name}: crashed while the fabric rerouted around {x.id}" for name in hit)
+    return dataclasses.replace(
+        c, jobs_lost=(*c.jobs_lost, *hit), min_busbw_ratio=0.0, reasons=(*c.reasons, *why)
+    )
+
+
 FaultsArg = str | Sequence[Fault | AppliedFault]
 
 
@@ -458,7 +503,8 @@ def assess(
     require_margin: int = 0,
     margin: bool = True,
     progress: Progress | None = None,
-    forwarding: Forwarding = DEFAULT_FORWARDING,
+    forwarding: Forwarding | None = None,
+    routing: Routing = DEFAULT_ROUTING,
 ) -> RiskReport:
     """Assess a change; see the module docstring.
 
@@ -468,8 +514,15 @@ def assess(
     :class:`~harness.faults.Fault` (or resolved ``AppliedFault``); ``budget`` is
     budget text (``"jobs_lost=0,abs:bandwidth>=0.5"``) or :class:`BudgetRule` s.
     ``progress(done, total)`` is called while the N+1 cases are evaluated.
-    ``forwarding`` is how the fabric spreads flows over its uplinks (job bandwidth).
+    ``routing`` says which routes exist (``paths``), how flows spread over the
+    uplinks (``forwarding``; the ``forwarding`` argument overrides it) and how
+    long a kill, cut or optic stalls the running jobs (``reroute``): the change
+    crashes a job whose timeout is no longer than that, a drain never does.
     """
+    if forwarding is not None:
+        routing = dataclasses.replace(routing, forwarding=forwarding)
+    forwarding = routing.forwarding_model
+    paths = routing.paths
     if require_margin not in (0, 1):
         msg = f"--require-margin {require_margin}: only 0 (the change) or 1 (N+1) is supported"
         raise ScenarioError(msg)
@@ -481,7 +534,11 @@ def assess(
     state_faults = resolve_faults(fabric, state, "--state")
     change_faults = resolve_faults(fabric, change, "--change")
     healthy = Analysis(
-        fabric, Observation.from_state(FaultState.healthy(fabric)), jobs, forwarding=forwarding
+        fabric,
+        Observation.from_state(FaultState.healthy(fabric)),
+        jobs,
+        forwarding=forwarding,
+        paths=paths,
     )
     before_state = FaultState(fabric, state_faults)
     after_state = FaultState(fabric, (*state_faults, *change_faults))
@@ -494,13 +551,20 @@ def assess(
             jobs,
             healthy=healthy,
             forwarding=forwarding,
+            paths=paths,
         )
     )
     after_a = Analysis(
-        fabric, Observation.from_state(after_state), jobs, healthy=healthy, forwarding=forwarding
+        fabric,
+        Observation.from_state(after_state),
+        jobs,
+        healthy=healthy,
+        forwarding=forwarding,
+        paths=paths,
     )
     before = summarize(before_a)
-    after = summarize(after_a)
+    after = summarize(after_a, crashed_by_change(before_a, after_a, change_faults,
+                                                 routing.reroute))  # fmt: skip
     added = summarize_added(after_a, before_a, after, before)
     broken = tuple(breaks(rules, _values(added, after)))
     m_after = m_before = None
@@ -513,7 +577,8 @@ def assess(
             return _margin(
                 fabric, jobs=jobs, state=on, summary=summary, added=add, before=before,
                 reference=reference, rules=rules, singles=singles, progress=progress,
-                done=done, total=2 * len(singles), forwarding=forwarding,
+                done=done, total=2 * len(singles), forwarding=forwarding, paths=paths,
+                reroute_s=routing.reroute,
             )  # fmt: skip
 
         m_after = run(after_state, after, added, 0)
@@ -522,7 +587,7 @@ def assess(
             progress(2 * len(singles), 2 * len(singles))
     return RiskReport(
         fabric, change_faults, state_faults, rules, before, after, added, broken, m_after,
-        m_before, require_margin, time.perf_counter() - start,
+        m_before, require_margin, time.perf_counter() - start, routing,
     )  # fmt: skip
 
 
@@ -600,6 +665,7 @@ def to_json(report: RiskReport) -> dict[str, Any]:
     return {
         "fabric": f.name,
         "ok": report.ok,
+        "routing": report.routing.to_dict(),
         "budget": [r.describe() for r in report.rules],
         "require_margin": report.require_margin,
         "change": [a.describe(f) for a in report.change],

@@ -305,3 +305,46 @@ def after_change(
 def traffic_of(fabric: Fabric, jobs: Sequence[Job]) -> dict[str, frozenset[int]]:
     """:func:`traffic_links` of every job, by name."""
     return {job.name: traffic_links(fabric, job) for job in jobs}
+
+
+# -- a change applied at once, as a pre-change risk check sees it -------------------------
+def crashed_by_change(
+    before: Analysis, after: Analysis, change: Sequence[AppliedFault], reroute_s: float
+) -> dict[str, str]:
+    """The jobs running before ``change`` that it crashes though they stay connected.
+
+    The jobs that can run before the change (connected in ``before``'s state)
+    live through all of ``change`` at once: each fault that takes away a path
+    their traffic uses stalls them for ``reroute_s`` (a drain never does), and
+    a GPU, NVSwitch or NVLink lost under them crashes them.  A job cut off in
+    ``after`` is left out: the connectivity verdict already loses it.  Returns
+    each crashed job with why.
+    """
+    running = [j for j in before.jobs if j.name not in set(before.jobs_lost())]
+    if not running or not change:
+        return {}
+    uses = traffic_of(before.fabric, running)
+    stalls = {j.name: max(reroute_stall(before.fabric, a, uses[j.name], reroute_s)
+                          for a in change) for j in running}  # fmt: skip
+    crashes: dict[str, str] = {}
+    for j in running:
+        why = next(filter(None, (in_node_crash(before.fabric, a, j) for a in change)), None)
+        if why is not None:
+            crashes[j.name] = why
+    gone, _ = cut_off(after)
+    t = Timeline.start(running).changed(gone, stalls=stalls, crashes=crashes).observed()
+    return {f.name: f.reason for f in t.fates if f.lost and f.name not in gone}
+
+
+def reroute_fragile(
+    fabric: Fabric, jobs: Sequence[Job], reroute_s: float, skip: Collection[str] = ()
+) -> dict[str, frozenset[int]]:
+    """The jobs (not in ``skip``) a reroute of ``reroute_s`` crashes, with their traffic links.
+
+    A job whose timeout is no longer than the control plane's reroute crashes
+    when any further kill, cut or optic takes away a link its traffic uses.
+    """
+    if reroute_s <= 0:
+        return {}
+    fragile = [j for j in jobs if j.timeout <= reroute_s and j.name not in skip]
+    return traffic_of(fabric, fragile)

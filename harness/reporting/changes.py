@@ -74,6 +74,7 @@ def print_risk(console: Console, r: RiskReport, *, top: int = 15, words: Wording
         + (f"; margin N+{r.require_margin}" if r.require_margin else ""),
         highlight=False,
     )
+    console.print(f"routing: {r.routing.describe()}", highlight=False)
     table = Table(title=words.title, title_justify="left")
     table.add_column("measure")
     for col in (words.before, words.after, "added"):
