@@ -535,13 +535,13 @@ def _reroute_arg(value: str) -> float:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def _risk_routing(args: argparse.Namespace) -> Routing:
+def _cli_routing(args: argparse.Namespace) -> Routing:
     """The fabric file's ``routing:`` (else the defaults) with ``--forwarding``/``--reroute``."""
     path = Path(args.fabric)
     routing = _file_routing(path) if path.suffix in FABRIC_SUFFIXES and path.is_file() else DEFAULT
     if args.forwarding is not None:
         routing = dataclasses.replace(routing, forwarding=args.forwarding)
-    if args.reroute is not None:
+    if getattr(args, "reroute", None) is not None:
         routing = dataclasses.replace(routing, reroute=args.reroute)
     return routing
 
@@ -677,7 +677,7 @@ def _cmd_risk(args: argparse.Namespace) -> int:
             margin_categories=parse_categories(args.elements),
             require_margin=args.require_margin,
             progress=progress,
-            routing=_risk_routing(args),
+            routing=_cli_routing(args),
         )
     if args.json:
         sys.stdout.write(json.dumps(risk_json(report), indent=2) + "\n")
@@ -768,6 +768,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         args.seed,
         args.bisection,
         forwarding=_forwarding(args),
+        paths=_cli_routing(args).paths,
     )
     try:
         with _progress("sweep", "case") as progress:

@@ -186,6 +186,7 @@ def print_sweep(console: Console, r: SweepResult, *, top: int = 20) -> None:
         + f"): [red]{r.job_losing:,} lose a job[/], {r.disconnecting:,} disconnect a GPU pair "
         f"(PXN allowed); {r.exact_cases:,} evaluated by the full analysis; {r.seconds:.2f} s"
     )
+    console.print(f"routing: paths {spec.paths}, forwarding {spec.forwarding}", highlight=False)
     summary = Table(title="by category", title_justify="left")
     for col in ("category", "cases", "disconnecting", "job-losing"):
         summary.add_column(col, justify="right" if col != "category" else "left")

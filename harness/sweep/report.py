@@ -41,6 +41,7 @@ def to_json(result: SweepResult) -> dict[str, Any]:
         "fabric": result.fabric.name,
         "elements": list(spec.categories),
         "depth": spec.depth,
+        "routing": {"paths": spec.paths, "forwarding": spec.forwarding},
         "jobs": [j.name for j in result.jobs],
         "cases": len(result.cases),
         "disconnecting": result.disconnecting,

@@ -22,6 +22,7 @@ from harness.invariants.traffic import Forwarding
 from harness.jobs import Job
 from harness.jobs import JobSpec
 from harness.jobs import resolve_jobs
+from harness.routing_spec import PathRule
 from harness.sweep.cases import DEFAULT_CATEGORIES
 from harness.sweep.cases import sampled_pairs
 from harness.sweep.cases import single_failures
@@ -47,6 +48,7 @@ class SweepSpec:
     bisection: bool = False
     fabric_params: tuple[tuple[str, Any], ...] = ()
     forwarding: Forwarding = DEFAULT_FORWARDING  # how flows spread over uplinks (bandwidth)
+    paths: PathRule = "up-down"  # which routes exist (routing: {paths: ...})
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,9 @@ def _evaluator(spec: SweepSpec) -> tuple[CaseEvaluator, list[tuple[Failure, ...]
     state = FaultState.healthy(fabric)
     for fault in spec.state:
         state = state.inject(fault)
-    ev = CaseEvaluator(fabric, jobs, state, bisection=spec.bisection, forwarding=spec.forwarding)
+    ev = CaseEvaluator(
+        fabric, jobs, state, bisection=spec.bisection, forwarding=spec.forwarding, paths=spec.paths
+    )
     ev.prepare()
     cases, sampled = enumerate_cases(fabric, spec)
     return ev, cases, sampled

@@ -194,3 +194,24 @@ def test_the_fabric_file_s_routing_sets_the_reroute(capsys: Capsys, tmp_path: Pa
     ]
     assert main(argv) == 1
     assert "train: the reroute takes 1 s, as long as its timeout (0.5 s)" in capsys.readouterr().out
+
+
+def test_the_sweep_routes_by_the_fabric_file_s_paths(capsys: Capsys, tmp_path: Path) -> None:
+    # su01/leaf-r0 keeps spines 1-2, su02/leaf-r0 spines 2-3: spine-02 is the one shared spine
+    state = ("cut: {between: [su01/leaf-r0, 'spine-0[34]']}; "
+             "cut: {between: [su02/leaf-r0, 'spine-0[14]']}")  # fmt: skip
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text('- {name: train, nodes: "*"}\n', encoding="utf-8")
+    lost = {}
+    for paths in ("up-down", "shortest"):
+        fabric = tmp_path / f"{paths}.yaml"
+        fabric.write_text(FABRIC + f"routing: {{paths: {paths}}}\n", encoding="utf-8")
+        argv = ["sweep", str(fabric), "--jobs", str(jobs), "--state", state, "--json"]
+        assert main(argv) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["routing"] == {"paths": paths, "forwarding": "static"}
+        lost[paths] = {r["case"] for r in doc["rows"] if r["jobs_lost"]}
+    # without spine-02 only a valley (down to another leaf and up again) joins the two leaves
+    assert "spine-02" in lost["up-down"]
+    assert "spine-02" not in lost["shortest"]
+    assert lost["shortest"] < lost["up-down"]
