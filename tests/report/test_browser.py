@@ -188,3 +188,34 @@ def test_audit_report_without_a_design(chromium: Any, tmp_path: Path) -> None:
     assert "not drawn: missing spine: A10-P1-IBSPINE-02" in (out / "index.html").read_text(
         encoding="utf-8"
     )
+
+
+def test_run_report_shows_predicted_beside_measured(
+    chromium: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a backend that measures, each expectation shows the model's prediction beside the
+    measurement, and a disagreement is a MISMATCH (a finding), counted in the summary."""
+    import harness.runner
+    from harness.cli import main
+    from tests.backends.backend_fakes import LyingBackend
+
+    scenario = tmp_path / "liar.yaml"
+    scenario.write_text(
+        "name: liar\ndescription: The spine goes; one NIC's packets go with it on this backend.\n"
+        "backends: [model, netns]\n"
+        "fabric:\n  generator: two-tier\n"
+        "  params: {sus: 2, nodes_per_su: 2, spines: 2, leaf_radix: 8, storage: false}\n"
+        "jobs: [{per-su: true}]\n"
+        "steps:\n  - inject: {kill: spine-01}\n  - expect: {islands: 1, jobs_lost: 0}\n",
+        encoding="utf-8",
+    )
+    liar = LyingBackend("su02/node01/nic0", after=1)
+    monkeypatch.setattr(harness.runner, "make_backend", lambda _name: liar)
+    assert main(["run", str(scenario), "--report", str(tmp_path / "r"), "--quiet"]) == 1
+    check = _load(chromium, tmp_path / "r" / "index.html", tmp_path, "run-mismatch", images=False)
+    assert check.verdict == "failed"
+    text = " ".join(check.text.split())
+    assert "1 with a mismatch (1 measured otherwise than predicted)" in text
+    assert "expectation expected predicted measured verdict detail" in text
+    assert "islands 1 1 2 on lying MISMATCH" in text  # the backend measured two islands
+    assert "jobs_lost 0 0 0 on lying PASSED" in text

@@ -31,13 +31,29 @@ from harness.scenario.prepare import Prepared
 from harness.scenario.prepare import prepare
 
 
-def _observed(e: ExpectResult) -> str:
-    value = e.observed
+def _value(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
     if isinstance(value, list | tuple):
         return ", ".join(str(v) for v in value) or "(none)"
     return str(value)
+
+
+def _expectation(e: ExpectResult) -> dict[str, Any]:
+    """One expectation's row: on an emulated backend the prediction beside the measurement."""
+    return {
+        "observation": e.observation,
+        "expected": e.expected,
+        "observed": _value(e.observed),
+        "predicted": _value(e.predicted),
+        "measured": _value(e.measured) if e.measured_by else "",
+        "measured_by": e.measured_by,
+        "status": e.status,
+        "passed": e.passed and not e.mismatch,
+        "detail": e.detail,
+        "measured_detail": e.measured_detail,
+        "where": str(e.where),
+    }
 
 
 def _prepared(scenario: Scenario | None) -> Prepared | None:
@@ -63,17 +79,7 @@ def _step_views(result: ScenarioResult, prepared: Prepared | None) -> list[dict[
             "text": step.text,
             "story": list(step.story),
             "where": str(step.where),
-            "expectations": [
-                {
-                    "observation": e.observation,
-                    "expected": e.expected,
-                    "observed": _observed(e),
-                    "passed": e.passed,
-                    "detail": e.detail,
-                    "where": str(e.where),
-                }
-                for e in step.expectations
-            ],
+            "expectations": [_expectation(e) for e in step.expectations],
             "drawing": None,
             "healthy_again": False,
         }
@@ -124,17 +130,22 @@ def write_run_report(report: RunReport, scenarios: Sequence[Scenario], directory
             "anchor": f"s{k + 1}",
             "r": result,
             "steps": steps,
-            "failed": [e for s in steps for e in s["expectations"] if not e["passed"]],
+            "failed": [e for s in steps for e in s["expectations"] if e["status"] == "failed"],
             "checked": sum(len(s["expectations"]) for s in steps),
+            "measured": any(x["measured_by"] for s in steps for x in s["expectations"]),
+            "mismatches": sum(x["status"] == "mismatch" for s in steps for x in s["expectations"]),
             "drawings": len(drawings),
             "backend_note": "" if result.backend == "model" else (
                 "drawn as the model predicts the state (the backend measured the verdicts)"
             ),
         })  # fmt: skip
-    verdict = "error" if report.errors else "failed" if report.failed else "passed"
+    verdict = (
+        "error" if report.errors else "failed" if report.failed or report.mismatched else "passed"
+    )
     context = {
         "kind": "run",
-        "title": f"run: {report.passed} of {report.total} scenarios passed",
+        "title": f"run: {report.passed} of {report.total} scenarios passed"
+        + (f", {report.mismatches} measured otherwise than predicted" if report.mismatches else ""),
         "subtitle": f"backend {report.backend}; {report.seconds:.2f} s",
         "verdict": verdict,
         "report": report,
