@@ -32,8 +32,9 @@ class Problem:
 
     def __str__(self) -> str:
         where = self.path
-        if self.line:
-            where = f"{where}:{self.line}:{self.column}" if where else f"{self.line}:{self.column}"
+        if self.line:  # a column only where it is known (a whole-line problem has none)
+            at = f"{self.line}:{self.column}" if self.column else str(self.line)
+            where = f"{where}:{at}" if where else at
         key = f" [{self.key}]" if self.key else ""
         return f"{where}:{key} {self.message}" if where else f"{key.strip()} {self.message}".strip()
 
@@ -52,7 +53,10 @@ class Origin:
     key: str = ""
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}" if self.line else self.path
+        if not self.line:
+            return self.path
+        at = f"{self.line}:{self.column}" if self.column else str(self.line)
+        return f"{self.path}:{at}"
 
     def locate(self, err: ScenarioError) -> ScenarioError:
         """``err`` with every problem that has no place of its own placed here."""

@@ -12,6 +12,10 @@ fresh machine may lack (ibsim, OpenSM, ...).  Where one of them is not on ``PATH
 ``@pytest.mark.privileged`` tests (network namespaces) need root: run as another user
 they are skipped the same way, and fail in CI.
 
+Hypothesis runs without its per-example deadline: timing is not a property (these
+machines are shared and noisy; speed is measured in ``benchmarks/``), so a slow example
+under load is never a failure.  Everything else of hypothesis's defaults holds.
+
 README.md ("Development") lists which tests need what.
 """
 
@@ -25,6 +29,10 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("harness", deadline=None)
+settings.load_profile("harness")
 
 
 def in_ci() -> bool:

@@ -43,6 +43,7 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
@@ -286,6 +287,16 @@ def audit_regular(fabric: Fabric) -> RegularAudit:
     """
     f = fabric
     v = _view(f)
+    if not v.access:
+        source = dict(f.meta).get("source", f.name)
+        switches = len(v.leaves) + len(v.spines)
+        msg = (
+            f"{source}: no server NIC is cabled to a leaf ({switches} switch(es), "
+            f"{len(v.servers)} server(s), {f.n_links} cable(s)), so there is no design to "
+            "infer; audit a dump of the whole fabric (ibnetdiscover without -S/-H), or give "
+            "the design with --design"
+        )
+        raise ScenarioError(msg)
     design, gaps, holes = _infer(f, v)
     out: list[Departure] = []
     name = f.ids

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -130,3 +131,18 @@ def test_unknown_extra_switch_and_link_are_reported(design: Fabric) -> None:
 @pytest.mark.parametrize("name", ["rail2x2_unlinked", "rail2x2_wrong_rail", "rail2x2_degraded"])
 def test_a_broken_dump_never_passes(design: Fabric, name: str) -> None:
     assert not diff_fabrics(_live(name), design).ok
+
+
+def test_a_dump_with_no_cabled_server_is_bad_input_not_a_clean_audit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An audit that found nothing to compare must not read as "no departures" (exit 0)."""
+    from harness.cli import main
+
+    dump = tmp_path / "switch-only.ibnetdiscover"
+    dump.write_text('vendid=0x2c9\nSwitch 36 "S-0002" # "lonely" enhanced port 0 lid 1\n',
+                    encoding="utf-8")  # fmt: skip
+    assert main(["audit", str(dump)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {dump}: no server NIC is cabled to a leaf" in err
+    assert "give the design with --design" in err

@@ -90,12 +90,12 @@ def test_export_with_a_nos_kind(small: Fabric) -> None:
     [
         ("name: x\ntopology:\n  nodes:\n    a: {kind: linux}\n  links:\n"
          "    - endpoints: [\"a:eth1\", \"b:eth1\"]\n",
-         r"lab.clab.yml:6:0: endpoint 'b:eth1' names unknown node 'b'; add it"),
-        ("name: x\n", r"lab.clab.yml:1:0: no topology.nodes mapping"),
+         r"lab.clab.yml:6: endpoint 'b:eth1' names unknown node 'b'; add it"),
+        ("name: x\n", r"lab.clab.yml:1: no topology.nodes mapping"),
         ("name: x\ntopology:\n  nodes:\n    a: {labels: {harness.role: router}}\n",
-         r"lab.clab.yml:4:0: node 'a' has harness.role 'router'"),
+         r"lab.clab.yml:4: node 'a' has harness.role 'router'"),
         ("name: x\ntopology:\n  nodes:\n    a: {}\n  links:\n    - endpoints: [\"a:eth1\"]\n",
-         r"lab.clab.yml:6:0: a link needs two endpoints"),
+         r"lab.clab.yml:6: a link needs two endpoints"),
         ("topology: [\n", r"lab.clab.yml:2:1: YAML syntax error: expected the node content"),
     ],
 )  # fmt: skip

@@ -68,7 +68,7 @@ def test_load_dump_sniffs_every_format(path: Path, fmt: str, servers: int) -> No
 def test_load_dump_cannot_tell(tmp_path: Path) -> None:
     p = tmp_path / "mystery.txt"
     p.write_text("just some words\n")
-    with pytest.raises(ScenarioError, match=r"mystery.txt:1:0: cannot tell the format.*fmt="):
+    with pytest.raises(ScenarioError, match=r"mystery.txt:1: cannot tell the format.*fmt="):
         load_dump(p)
     gz = THIRD_PARTY / "infinitehbd_fault_trace.json.gz"
     with pytest.raises(ScenarioError, match=r"\.json\.gz:1:\d+: the dump file is not UTF-8 text"):

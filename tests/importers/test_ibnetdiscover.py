@@ -220,20 +220,20 @@ Ca 1 "a" # "node1 mlx5_0"
 Ca 1 "b" # "node1 mlx5_3"
 [1] "sw"[2]
 """
-    with pytest.raises(ScenarioError, match=r"t:8:0: .*both map to host 'node1' rail 0.*distinct"):
+    with pytest.raises(ScenarioError, match=r"t:8: .*both map to host 'node1' rail 0.*distinct"):
         fabric_from_ibnetdiscover(parse_ibnetdiscover(text, "t"), InferenceRules(rails={3: 0}))
 
 
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ('Switch 4 "sw"\n[1] "ghost"[1]\n', r"dump:2:0: .*unknown node 'ghost'.*add"),
+        ('Switch 4 "sw"\n[1] "ghost"[1]\n', r"dump:2: .*unknown node 'ghost'.*add"),
         ('Switch 4 "sw"\n[1] "a"[2]\n\nCa 2 "a"\n[1] "sw"[1]\n[2] "sw"[3]\n',
-         r"dump:2:0: .*points at 'a'\[2\], but that port points at 'sw'\[3\]; fix one end"),
-        ('Switch 4 "sw"\n[x] junk\n', r"dump:2:0: an unreadable port"),
-        ('Switch four "sw"\n', r"dump:1:0: unreadable node header"),
-        ("hello\n", r"dump:1:0: no Switch or Ca record"),
-        ('Switch 2 "sw"\n[3] "a"[1]\n\nCa 1 "a"\n[1] "sw"[3]\n', r"dump:2:0: 'sw' has 2 ports"),
+         r"dump:2: .*points at 'a'\[2\], but that port points at 'sw'\[3\]; fix one end"),
+        ('Switch 4 "sw"\n[x] junk\n', r"dump:2: an unreadable port"),
+        ('Switch four "sw"\n', r"dump:1: unreadable node header"),
+        ("hello\n", r"dump:1: no Switch or Ca record"),
+        ('Switch 2 "sw"\n[3] "a"[1]\n\nCa 1 "a"\n[1] "sw"[3]\n', r"dump:2: 'sw' has 2 ports"),
     ],
 )  # fmt: skip
 def test_malformed_dumps_name_the_line_and_the_fix(text: str, match: str) -> None:

@@ -131,9 +131,9 @@ def test_nvidia_smi_direct_nvlink_mesh_sums_lanes() -> None:
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ("nothing here\n", r"t:1:0: no 'GPU0' column header"),
-        ("\tGPU0\tGPU1\nGPU0\t X \tNV1\nGPU1\tNV1\n", r"t:3:0: row GPU1 has 1 cells for 2"),
-        ("\tGPU0\tGPU1\nGPU0\t X \tNV1\n", r"t:1:0: no matrix row for GPU1"),
+        ("nothing here\n", r"t:1: no 'GPU0' column header"),
+        ("\tGPU0\tGPU1\nGPU0\t X \tNV1\nGPU1\tNV1\n", r"t:3: row GPU1 has 1 cells for 2"),
+        ("\tGPU0\tGPU1\nGPU0\t X \tNV1\n", r"t:1: no matrix row for GPU1"),
     ],
 )
 def test_malformed_nvidia_smi(text: str, match: str) -> None:
@@ -158,8 +158,8 @@ def test_malformed_nvidia_smi(text: str, match: str) -> None:
             "<!DOCTYPE x [<!ENTITY a 'aaaa'>]><system>&a;</system>",
             r"x.xml:1:\d+: the NCCL topology XML declares a DTD or entities",
         ),
-        ("<topology/>", r"x.xml:1:0: root element is <topology>"),
-        ("<system><cpu numaid='0'/></system>", r"x.xml:1:0: no GPU"),
+        ("<topology/>", r"x.xml:1: root element is <topology>"),
+        ("<system><cpu numaid='0'/></system>", r"x.xml:1: no GPU"),
     ],
 )
 def test_malformed_nccl_xml(text: str, match: str) -> None:

@@ -94,11 +94,11 @@ def test_asw36_down_isolates_the_rail0_nics_only(fabric: Fabric) -> None:
     ("text", "match"),
     [
         ("3 1 0 1 1 H100\n2\n0 2 400Gbps 0.0005ms 0\n0 2 400Gbps 0.0005ms 0\n",
-         r"t:1:0: the header says 1 links but the file has 2"),
-        ("3 1 0 1 1 H100\n2\n0 2 fast 0.0005ms 0\n", r"t:3:0: bandwidth 'fast'"),
-        ("3 1 0 1 1 H100\n2\n0 9 400Gbps 0.0005ms 0\n", r"t:3:0: node 9 is outside 0..2"),
-        ("3 1 0 1 1 H100\n2 5\n0 2 400Gbps 0.0005ms 0\n", r"t:2:0: line 2 lists 2 ids"),
-        ("hello\n", r"t:1:0: a SimAI topology starts with"),
+         r"t:1: the header says 1 links but the file has 2"),
+        ("3 1 0 1 1 H100\n2\n0 2 fast 0.0005ms 0\n", r"t:3: bandwidth 'fast'"),
+        ("3 1 0 1 1 H100\n2\n0 9 400Gbps 0.0005ms 0\n", r"t:3: node 9 is outside 0..2"),
+        ("3 1 0 1 1 H100\n2 5\n0 2 400Gbps 0.0005ms 0\n", r"t:2: line 2 lists 2 ids"),
+        ("hello\n", r"t:1: a SimAI topology starts with"),
     ],
 )  # fmt: skip
 def test_malformed_simai_files(text: str, match: str) -> None:
