@@ -86,10 +86,13 @@ from harness.risk import to_json as risk_json
 from harness.routing_spec import CONTROLS
 from harness.routing_spec import DEFAULT
 from harness.routing_spec import DEFAULT_REROUTE_S
+from harness.routing_spec import ENGINES
 from harness.routing_spec import Control
+from harness.routing_spec import Engine
 from harness.routing_spec import Routing
 from harness.routing_spec import RoutingOverride
 from harness.routing_spec import control_of
+from harness.routing_spec import engine_of
 from harness.routing_spec import resolve
 from harness.runner import RunObserver
 from harness.runner import ScenarioResult
@@ -284,6 +287,11 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
                    metavar="{" + ",".join(CONTROLS) + "}",
                    help="the control plane an emulated backend runs, over the scenario's "
                    "routing: (sm: harness-computed tables; bgp: FRR on switches)")  # fmt: skip
+    p.add_argument("--engine", type=_engine_arg, default=None,
+                   metavar="{" + ",".join(ENGINES) + "}",
+                   help="the OpenSM routing engine (ibsim runs it), over the scenario's "
+                   "routing: {engine: ...}; implies paths: ftree/updn up-down, "
+                   "minhop/dor shortest")  # fmt: skip
     p.add_argument("--allow-empty", action="store_true",
                    help="exit 0 even if no scenario ran (all filtered out or skipped)")  # fmt: skip
     p.add_argument("--sample", type=_sample_arg, default=MeasureOptions().per_rail,
@@ -315,6 +323,13 @@ def _backend_arg(value: str) -> str:
 def _routing_arg(value: str) -> Control:
     try:
         return control_of(value)
+    except ScenarioError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _engine_arg(value: str) -> Engine:
+    try:
+        return engine_of(value)
     except ScenarioError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
@@ -363,7 +378,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not selected and not load_errors and not args.allow_empty:
         raise ScenarioError(_nothing_matched(args, len(files)))
     options = MeasureOptions(per_rail=args.sample, seed=args.seed)
-    routing = RoutingOverride.control(args.routing) if args.routing is not None else None
+    routing = RoutingOverride.of_flags(args.routing, args.engine)
     report = RunReport(backend)
     # With --json, stdout carries the JSON document only.
     console = Console(quiet=True) if args.json else _stdout()

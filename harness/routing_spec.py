@@ -31,6 +31,20 @@ control plane (``routing: bgp``); a mapping names each setting
     paths).  ``shortest``: any shortest path of the live switches (OpenSM
     minhop).
 
+``engine`` (default ``ftree``)
+    The OpenSM routing engine of an InfiniBand fabric (``control: sm``): the
+    ibsim backend starts its master and standby OpenSMs with it (``-R``) and
+    reports the engine that really made the tables (OpenSM falls back from
+    ``ftree`` to ``updn`` when the topology is not a fat tree it accepts).
+    ``ftree`` and ``updn`` route up-down, ``minhop`` and ``dor`` (dimension
+    order; min-hop on a fabric that is no mesh) any shortest path, valleys
+    included, so the engine decides ``paths`` unless that is stated too: an
+    engine without ``paths`` implies its rule (``engine: minhop`` is ``paths:
+    shortest``), ``paths`` without an engine implies ``ftree`` (up-down) or
+    ``minhop`` (shortest), and a pair that contradicts itself (``engine:
+    minhop`` with ``paths: up-down``) is bad input.  The model and netns
+    backends route by the ``paths`` it implies.
+
 ``reroute`` (default ``1s``)
     Seconds from a link failure to the control plane's new routes: a ``kill``,
     ``cut`` or ``optic`` stalls the jobs whose traffic crossed it that long,
@@ -47,12 +61,14 @@ Each choice setting is a field of :class:`Routing` with its choices in
 scenario's ``routing:`` wins over its fabric file's, and ``harness run
 --routing`` over both (:meth:`Routing.merged`).
 
->>> parse_routing("bgp")
-Routing(control='bgp')
+>>> parse_routing("bgp") == Routing(control="bgp")
+True
 >>> parse_routing({"control": "sm"}).describe()
-'control sm, forwarding static, paths up-down, reroute 1s'
+'control sm, forwarding static, paths up-down, engine ftree, reroute 1s'
 >>> parse_routing({"reroute": "9s", "paths": "shortest"}).reroute
 9.0
+>>> parse_routing({"engine": "minhop"}).paths
+'shortest'
 >>> parse_routing({"control": "bpg"})
 Traceback (most recent call last):
 ...
@@ -80,12 +96,21 @@ FORWARDING_SETTINGS: tuple[ForwardingSetting, ...] = ("auto", "static", "adaptiv
 
 PathRule = Literal["up-down", "shortest"]
 PATH_RULES: tuple[PathRule, ...] = ("up-down", "shortest")
+Engine = Literal["ftree", "updn", "minhop", "dor"]
+ENGINES: tuple[Engine, ...] = ("ftree", "updn", "minhop", "dor")
+#: The routes each OpenSM engine takes: up-down (no valleys) or any shortest path.
+ENGINE_PATHS: dict[str, PathRule] = {
+    "ftree": "up-down", "updn": "up-down", "minhop": "shortest", "dor": "shortest",
+}  # fmt: skip
+#: The engine a path rule implies when no engine is stated.
+PATHS_ENGINE: dict[str, Engine] = {"up-down": "ftree", "shortest": "minhop"}
 #: Seconds from a link failure to new routes unless ``reroute:`` says otherwise.
 DEFAULT_REROUTE_S = 1.0
 
 #: Every choice setting of ``routing:`` -> its choices (the first one is the default).
 CHOICES: dict[str, tuple[str, ...]] = {
     "control": CONTROLS, "forwarding": FORWARDING_SETTINGS, "paths": PATH_RULES,
+    "engine": ENGINES,
 }  # fmt: skip
 #: Every duration setting -> its default, in seconds.
 DURATIONS: dict[str, float] = {"reroute": DEFAULT_REROUTE_S}
@@ -98,6 +123,10 @@ DOCS: dict[str, str] = {
     "Spectrum-X), ecmp (per-flow hash); auto (default): static with control sm, ecmp with bgp.",
     "paths": "Which routes exist: up-down (default; no valley paths, as OpenSM ftree/updn and "
     "RFC 7938 eBGP route) or shortest (any shortest live path, as OpenSM minhop).",
+    "engine": "The OpenSM routing engine (control sm; the ibsim backend runs it): ftree "
+    "(default; OpenSM falls back to updn off a fat tree) or updn route up-down, minhop or dor "
+    "any shortest path; implies paths (up-down or shortest) unless paths is stated, and must "
+    "agree with it.",
     "reroute": "Seconds from a link failure to new routes (default 1s): a kill, cut or optic "
     "stalls the jobs whose traffic crossed it that long; 9s for a hung switch under BGP.",
 }
@@ -113,6 +142,7 @@ class Routing:
     forwarding: ForwardingSetting = "auto"
     paths: PathRule = "up-down"
     reroute: float = DEFAULT_REROUTE_S
+    engine: Engine = "ftree"
 
     @property
     def forwarding_model(self) -> Forwarding:
@@ -126,17 +156,41 @@ class Routing:
         return ", ".join(f"{k} {v}" for k, v in self.to_dict().items())
 
     def to_dict(self) -> dict[str, str]:
-        """Every setting by name; ``forwarding`` as resolved (``auto`` never shows)."""
+        """Every setting by name; ``forwarding`` as resolved (``auto`` never shows).
+
+        ``engine`` is OpenSM's, so it shows only with ``control sm``.
+        """
         out = {k: str(getattr(self, k)) for k in CHOICES}
         out["forwarding"] = self.forwarding_model
+        if self.control != "sm":
+            del out["engine"]
         out.update({k: f"{getattr(self, k):g}s" for k in DURATIONS})
         return out
 
     def merged(self, over: RoutingOverride) -> Routing:
-        """These settings with the ones ``over`` states replacing them."""
+        """These settings with the ones ``over`` states replacing them.
+
+        ``engine`` and ``paths`` go together: a layer that states one of them
+        brings the other along unless it states that too (or the other already
+        agrees), so a scenario's ``paths: shortest`` over a fabric file's
+        ``engine: updn`` runs minhop.
+
+        >>> ftree = Routing()
+        >>> ftree.merged(parse_override({"engine": "dor"})).paths
+        'shortest'
+        >>> Routing(engine="updn").merged(parse_override({"paths": "shortest"})).engine
+        'minhop'
+        >>> Routing(engine="updn").merged(parse_override({"paths": "up-down"})).engine
+        'updn'
+        """
         if not over.settings:
             return self
         changes: dict[str, Any] = dict(over.settings)  # each value was checked against CHOICES
+        paths = changes.get("paths")
+        if "engine" in changes and paths is None:
+            changes["paths"] = ENGINE_PATHS[changes["engine"]]
+        elif "engine" not in changes and paths not in (None, ENGINE_PATHS[self.engine]):
+            changes["engine"] = PATHS_ENGINE[paths]
         return dataclasses.replace(self, **changes)
 
 
@@ -150,6 +204,12 @@ class RoutingOverride:
     def control(cls, control: Control) -> RoutingOverride:
         """What ``harness run --routing CONTROL`` states."""
         return cls((("control", control),))
+
+    @classmethod
+    def of_flags(cls, control: Control | None, engine: Engine | None) -> RoutingOverride | None:
+        """What ``harness run --routing CONTROL --engine ENGINE`` states (None: neither)."""
+        settings = tuple((k, v) for k, v in (("control", control), ("engine", engine)) if v)
+        return cls(settings) if settings else None
 
 
 DEFAULT = Routing()
@@ -211,9 +271,38 @@ def parse_override(raw: Any) -> RoutingOverride:
             )
             continue
         settings[key] = str(value)
+    problems.extend(_disagreements(settings))
     if problems:
         raise ScenarioError(problems)
     return RoutingOverride(tuple(settings.items()))
+
+
+def _disagreements(settings: dict[str, Any]) -> list[Problem]:
+    """An ``engine`` that contradicts the ``paths`` or ``control`` stated beside it."""
+    engine = settings.get("engine")
+    if engine is None:
+        return []
+    if settings.get("control", "sm") != "sm":
+        return [
+            Problem(
+                f"routing engine {engine} is an OpenSM routing engine, for control sm; control "
+                f"{settings['control']} routes without one: drop engine or use control sm",
+                key="engine",
+            )
+        ]
+    paths = settings.get("paths")
+    if paths is None or ENGINE_PATHS[engine] == paths:
+        return []
+    agree = [e for e in ENGINES if ENGINE_PATHS[e] == paths]
+    kind = "up-down routes (no valleys)" if paths == "shortest" else "any shortest path (valleys)"
+    return [
+        Problem(
+            f"routing engine {engine} takes {kind}, which contradicts paths {paths}; drop one of "
+            f"them, or use engine {' or '.join(agree)} with paths {paths}, "
+            f"e.g. routing: {{engine: {agree[0]}, paths: {paths}}}",
+            key="engine",
+        )
+    ]
 
 
 def parse_routing(raw: Any) -> Routing:
@@ -225,6 +314,14 @@ def control_of(value: str) -> Control:
     """``value`` as a control plane (``--routing``); bad input names the choices."""
     if value not in CONTROLS:
         msg = f"--routing takes {' or '.join(CONTROLS)}, not {value!r}{_near(value, CONTROLS)}"
+        raise ScenarioError(msg)
+    return value
+
+
+def engine_of(value: str) -> Engine:
+    """``value`` as an OpenSM routing engine (``--engine``); bad input names the choices."""
+    if value not in ENGINES:
+        msg = f"--engine takes {', '.join(ENGINES)}, not {value!r}{_near(value, ENGINES)}"
         raise ScenarioError(msg)
     return value
 

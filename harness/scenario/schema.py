@@ -43,6 +43,7 @@ from harness.jobs import RANK_ORDERS
 from harness.routing_spec import CHOICES
 from harness.routing_spec import DOCS as ROUTING_DOCS
 from harness.routing_spec import DURATIONS as ROUTING_DURATIONS
+from harness.routing_spec import ENGINE_PATHS
 from harness.routing_spec import SHORTHAND
 from harness.scenario.load import NAME_RE
 from harness.scenario.load import RESTORE_WORDS
@@ -421,9 +422,27 @@ def routing_schema() -> Schema:
                         for key in ROUTING_DURATIONS
                     },
                 },
+                "allOf": [
+                    {
+                        "if": {
+                            "required": ["engine", "paths"],
+                            "properties": {"engine": {"enum": engines}},
+                        },
+                        "then": {"properties": {"paths": {"const": rule}}},
+                    }
+                    for rule, engines in _engines_by_rule().items()
+                ],
             },
         ],
     }
+
+
+def _engines_by_rule() -> dict[str, list[str]]:
+    """Path rule -> the OpenSM engines that route by it (an engine must agree with paths)."""
+    out: dict[str, list[str]] = {}
+    for engine, rule in ENGINE_PATHS.items():
+        out.setdefault(rule, []).append(engine)
+    return out
 
 
 def _fabric_ref_schema() -> Schema:

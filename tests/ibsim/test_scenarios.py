@@ -97,6 +97,10 @@ def test_every_ibsim_scenario_passes_with_0_mismatches_and_nothing_is_left(
     assert all(any(n.startswith("routed by OpenSM ") for n in v) for v in notes.values())
     assert any("7 other islands routed by a standby SM" in n for n in notes["ibsim-split-subnet"])
     assert any(n.startswith("route balance (LFTs): 39-39 ") for n in notes["ibsim-leaf-lost"])
+    # the scenario's engine runs: minhop routes the valley that ftree leaves unrouted
+    assert ran["ibsim-valley-minhop"]["routing"]["engine"] == "minhop"
+    assert any(n.startswith("routed by OpenSM minhop ") for n in notes["ibsim-valley-minhop"])
+    assert any(n.startswith("routed by OpenSM ftree ") for n in notes["ibsim-valley-paths"])
     # nothing left: no process of these runs, no ledger
     assert processes_under(state_root) == []
     assert run_ids(state_root) == []

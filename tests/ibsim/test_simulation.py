@@ -106,8 +106,9 @@ def test_both_spines_killed_every_leaf_island_is_routed_by_an_sm_of_its_own(
         assert sim.master_island() is not None
         assert sim.master_island().wiring.switches == {"su02/leaf-r3"}  # type: ignore[union-attr]
         assert len(sim.island_engines) == 7
-        # ftree refuses a lone leaf and OpenSM falls back to updn, as configured
-        assert set(sim.island_engines.values()) == {"updn"}
+        # ftree and updn find none of their roots (the spines) in a lone leaf: OpenSM falls
+        # back to minhop, which routes a leaf's own HCAs
+        assert set(sim.island_engines.values()) == {"minhop"}
         assert routes.wiring.switches == {f"su0{s}/leaf-r{r}" for s in (1, 2) for r in range(4)}
         assert routes.pairs(f) == (8 * 4 * 3, 224)  # within each leaf: 4 HCAs, 4*3 pairs
         assert routes.hop_histogram() == {2: 96}

@@ -19,6 +19,7 @@ MODULES = (
     "harness.invariants.topology",
     "harness.invariants.servers",
     "harness.invariants.reach",
+    "harness.routing_spec",
 )
 
 

@@ -63,7 +63,7 @@ def test_shorthand_and_mapping_mean_the_same() -> None:
     assert Routing("bgp").describe() == "control bgp, forwarding ecmp, paths up-down, reroute 1s"
     assert (
         Routing("sm", "adaptive").describe()
-        == "control sm, forwarding adaptive, paths up-down, reroute 1s"
+        == "control sm, forwarding adaptive, paths up-down, engine ftree, reroute 1s"
     )
 
 
@@ -166,6 +166,7 @@ def test_run_reports_routing_and_takes_the_override(
         "control": "sm",
         "forwarding": "static",
         "paths": "up-down",
+        "engine": "ftree",
         "reroute": "1s",
     }
     assert main(["run", str(path)]) == 0
@@ -176,3 +177,86 @@ def test_bad_routing_flag_is_bad_input(capsys: pytest.CaptureFixture[str]) -> No
     assert main(["run", "scenarios", "--routing", "bpg"]) == 2
     err = capsys.readouterr().err
     assert "--routing takes sm or bgp, not 'bpg' (did you mean 'bgp'?)" in err
+
+
+# -- engine: the OpenSM routing engine, and the paths it implies -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "engine", "paths"),
+    [
+        ({}, "ftree", "up-down"),
+        ({"engine": "updn"}, "updn", "up-down"),
+        ({"engine": "minhop"}, "minhop", "shortest"),
+        ({"engine": "dor"}, "dor", "shortest"),
+        ({"paths": "shortest"}, "minhop", "shortest"),
+        ({"paths": "up-down"}, "ftree", "up-down"),
+        ({"engine": "dor", "paths": "shortest"}, "dor", "shortest"),
+    ],
+)
+def test_an_engine_implies_its_paths_and_paths_an_engine(
+    raw: dict[str, str], engine: str, paths: str
+) -> None:
+    routing = parse_routing(raw)
+    assert (routing.engine, routing.paths) == (engine, paths)
+    assert f"paths {paths}, engine {engine}" in routing.describe()
+
+
+def test_a_contradictory_engine_and_paths_is_bad_input_naming_the_fix() -> None:
+    with pytest.raises(ScenarioError) as info:
+        parse_override({"engine": "minhop", "paths": "up-down"})
+    (problem,) = info.value.problems
+    assert problem.key == "engine"
+    assert "minhop takes any shortest path (valleys), which contradicts paths up-down" in str(
+        problem
+    )
+    assert "use engine ftree or updn with paths up-down" in problem.message
+    with pytest.raises(ScenarioError, match=r"updn takes up-down routes \(no valleys\)"):
+        parse_override({"engine": "updn", "paths": "shortest"})
+    with pytest.raises(ScenarioError, match=r"unknown \(did you mean 'minhop'\?\)"):
+        parse_override({"engine": "minhpo"})
+
+
+def test_an_engine_under_bgp_is_bad_input_and_bgp_reports_none() -> None:
+    with pytest.raises(ScenarioError, match=r"OpenSM routing engine, for control sm"):
+        parse_override({"control": "bgp", "engine": "updn"})
+    assert "engine" not in Routing("bgp").to_dict()
+
+
+def test_a_later_layer_brings_the_other_setting_along() -> None:
+    fabric_file = parse_override({"engine": "updn"})
+    assert resolve(fabric_file).paths == "up-down"
+    # the scenario says shortest: the fabric file's up-down engine gives way to minhop
+    assert resolve(fabric_file, parse_override({"paths": "shortest"})).engine == "minhop"
+    # a scenario's paths that agrees keeps the fabric file's engine
+    assert resolve(fabric_file, parse_override({"paths": "up-down"})).engine == "updn"
+    # the control plane alone changes neither
+    assert resolve(fabric_file, RoutingOverride.control("sm")).engine == "updn"
+    assert resolve(parse_override({"engine": "dor"}), parse_override({"engine": "ftree"})) == (
+        Routing(engine="ftree")
+    )
+
+
+def test_the_loader_places_a_contradiction_at_file_line(tmp_path: Path) -> None:
+    path = _scenario(tmp_path, "routing:\n  engine: ftree\n  paths: shortest")
+    with pytest.raises(ScenarioError) as info:
+        load_file(path)
+    (problem,) = info.value.problems
+    assert (problem.line, problem.key) == (5, "routing.engine")
+    (tmp_path / "lab.yaml").write_text(FABRIC_FILE.format(routing="routing: {engine: lash}"))
+    with pytest.raises(ScenarioError) as info:
+        load_fabric_file(tmp_path / "lab.yaml")
+    assert "routing engine 'lash' is unknown" in str(info.value)
+
+
+def test_engine_flag_overrides_the_scenario(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _scenario(tmp_path, "routing: {engine: updn}")
+    assert main(["run", str(path), "--json", "--engine", "minhop"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["scenarios"][0]["routing"]["engine"] == "minhop"
+    assert doc["scenarios"][0]["routing"]["paths"] == "shortest"
+    assert main(["run", str(path), "--engine", "lash"]) == 2
+    assert "--engine takes ftree, updn, minhop, dor, not 'lash'" in capsys.readouterr().err
+    assert RoutingOverride.of_flags(None, None) is None

@@ -194,6 +194,7 @@ def test_the_schema_rejects_an_unknown_key_at_the_top() -> None:
         "bad-checkpoint",
         "missing-name",
         "bad-name",
+        "bad-routing-engine",
     ],
 )
 def test_the_schema_rejects_the_structural_bad_scenarios(name: str) -> None:

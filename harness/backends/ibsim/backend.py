@@ -46,7 +46,7 @@ from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
 from harness.routing_spec import Routing
 from harness.words import plural
 
-TOOLS = ("ibsim", "opensm", "dump_lfts", "ibnetdiscover")
+TOOLS = ("ibsim", "opensm", "dump_lfts", "ibnetdiscover", "smpdump", "smpquery")
 INSTALL = "apt-get install -y ibsim-utils opensm infiniband-diags"
 
 
@@ -63,7 +63,10 @@ def unavailable() -> str | None:
 
 
 class IbsimBackend(ClosesOnSignals):
-    """A fabric in ibsim, routed by OpenSM (``routing``: ftree, updn, minhop or dor)."""
+    """A fabric in ibsim, routed by OpenSM with the scenario's ``routing: {engine: ...}``.
+
+    ``engine`` (ftree, updn, minhop or dor), when given, overrides the scenario's.
+    """
 
     name = "ibsim"
     capabilities = Capabilities(
@@ -73,8 +76,8 @@ class IbsimBackend(ClosesOnSignals):
         frozenset({"probes", "paths", "links"}),
     )
 
-    def __init__(self, routing: str = "ftree", root: Path | None = None) -> None:
-        self.routing = routing
+    def __init__(self, engine: str | None = None, root: Path | None = None) -> None:
+        self.engine = engine
         self._root = root
         self.sim: Simulation | None = None
         self._effects: list[FaultEffect] = []
@@ -84,11 +87,13 @@ class IbsimBackend(ClosesOnSignals):
     def apply(
         self, fabric: Fabric, jobs: Sequence[Job] = (), *, routing: Routing = DEFAULT_ROUTING
     ) -> None:
-        """OpenSM routes the subnet (``routing.control`` is ``sm``: the only one it runs)."""
-        if self.sim is not None and self.sim.fabric is fabric:
+        """OpenSM routes the subnet with ``routing.engine`` (``control`` is ``sm``: the only
+        one it runs), the master and every standby SM alike."""
+        engine = self.engine or routing.engine
+        if self.sim is not None and self.sim.fabric is fabric and self.sim.routing == engine:
             return
         self.close()
-        sim = Simulation(fabric, routing=self.routing, root=self._root)
+        sim = Simulation(fabric, routing=engine, root=self._root)
         sim.start()
         self.sim = sim
         self._settle_s = sim.timings.phases["SUBNET UP"]
@@ -171,13 +176,15 @@ class IbsimBackend(ClosesOnSignals):
         """The routing engines that made the tables, and the route balance they give."""
         sim = self._sim()
         f = sim.fabric
-        out = [f"routed by OpenSM {sim.routing_engine_used()} (master SM on {sim.sm_host})"]
+        used = sim.routing_engine_used()
+        out = [f"routed by OpenSM {used} (master SM on {sim.sm_host}){_asked(sim.routing, used)}"]
         if sim.master_cut_off():
             out[0] = f"master SM on {sim.sm_host} cut off"
         if sim.island_engines:
-            engines = ", ".join(sorted(set(sim.island_engines.values())))
+            engines = sorted(set(sim.island_engines.values()))
             others = plural(len(sim.island_engines), "other island")
-            out.append(f"{others} routed by a standby SM each ({engines})")
+            asked = "".join(dict.fromkeys(_asked(sim.routing, e) for e in engines))
+            out.append(f"{others} routed by a standby SM each ({', '.join(engines)}){asked}")
         leaves = [sim.names.desc_of[int(x)] for x in f.leaves.tolist()]
         balance = routes.balance_note(leaves)
         if balance is not None:
@@ -190,6 +197,15 @@ class IbsimBackend(ClosesOnSignals):
         self.sim = None
         self._effects.clear()
         self._routes = None
+
+
+def _asked(engine: str, used: str) -> str:
+    """How the engine asked for and the one OpenSM used differ (nothing when they do not).
+
+    >>> _asked("ftree", "updn")
+    ': engine ftree asked for, OpenSM fell back to updn'
+    """
+    return "" if used == engine else f": engine {engine} asked for, OpenSM fell back to {used}"
 
 
 def create() -> IbsimBackend:

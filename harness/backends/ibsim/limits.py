@@ -15,6 +15,11 @@ tag ``ibsim-0.10``, GPL-2.0/BSD):
 * NodeInfo ``NumPorts`` is an 8-bit field and port 255 is reserved in the IB
   spec: at most 254 ports per switch.
 
+One limit is the backend's own, not ibsim's: it reads every HCA through its
+port 1 (one LID, one leaf, the tools attached there), so a fabric whose rail
+NICs are cabled on two ports (hpn-dual-tor's dual-ToR NICs, one port per plane)
+is refused naming it rather than read half.
+
 The node, switch and port counts are only defaults (``ibsim -N/-S/-P`` raise
 them at start), so the harness sizes them to the fabric; the LID space
 (``MAXLINEARCAP``, a compile-time constant) and the 254 ports per switch cannot
@@ -26,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.errors import FabricDesignError
+from harness.fabric.model import COMPUTE_CABLE_KINDS
 from harness.fabric.model import COMPUTE_SWITCH_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
@@ -97,4 +103,14 @@ def check_fits(fabric: Fabric, limits: IbsimLimits = IBSIM_LIMITS) -> Sizing:
             "LFT entries; simulate a smaller fabric (fewer SUs) or use the model backend"
         )
         raise FabricDesignError(msg)
+    cabled = set(fabric.links_of_kind(*COMPUTE_CABLE_KINDS).tolist())
+    for nic in nics:
+        n = sum(1 for li in fabric.links_at(nic).tolist() if li in cabled)
+        if n > 1:
+            msg = (
+                f"fabric {fabric.name!r}: NIC {fabric.ids[nic]} is cabled on {n} ports (dual-ToR); "
+                "the ibsim backend reads every HCA through port 1 (one LID, one leaf), so it does "
+                "not run multi-ported HCAs; use the model or netns backend"
+            )
+            raise FabricDesignError(msg)
     return Sizing(len(switches) + len(nics), len(switches), ports, lids)

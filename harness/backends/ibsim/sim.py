@@ -27,6 +27,7 @@ import re
 import signal
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -47,9 +48,16 @@ from harness.backends.ibsim.procs import sim_env
 from harness.backends.ibsim.procs import start_owned
 from harness.backends.ibsim.procs import wait_for
 from harness.backends.ibsim.procs import write_console
+from harness.backends.ibsim.tables import LFT_ATTRIBUTE
+from harness.backends.ibsim.tables import LFT_BLOCK
+from harness.backends.ibsim.tables import NO_PORT
+from harness.backends.ibsim.tables import LftHead
 from harness.backends.ibsim.tables import Lfts
 from harness.backends.ibsim.tables import Wiring
 from harness.backends.ibsim.tables import parse_dump_lfts
+from harness.backends.ibsim.tables import parse_lft_block
+from harness.backends.ibsim.tables import parse_node_description
+from harness.backends.ibsim.tables import parse_switch_guids
 from harness.backends.ibsim.tables import parse_wiring
 from harness.backends.ibsim.walk import Routes
 from harness.backends.ibsim.walk import walk
@@ -58,6 +66,7 @@ from harness.errors import BackendError
 from harness.errors import ScenarioError
 from harness.fabric.model import COMPUTE_CABLE_KINDS
 from harness.fabric.model import Fabric
+from harness.fabric.model import Kind
 from harness.ledger import Ledger
 
 ROUTING_ENGINES = {
@@ -77,6 +86,7 @@ force_link_width 0
 _READY = "Network simulator ready"
 _VERIFY_S = 10.0  # seconds for ibsim to apply console lines before a fault "changed nothing"
 _SUBNET_UP = "SUBNET UP"
+_TOP_READERS = 4  # smpdump processes at once (ibsim takes 10 clients; the SMs hold two)
 _ENGINE = re.compile(r"osm_ucast_mgr_process: (\S+) tables configured on all switches")
 
 
@@ -98,6 +108,7 @@ class Simulation(ClosesOnSignals):
         fabric: Fabric,
         *,
         routing: str = "ftree",
+        roots: bool = True,
         sweep_interval: int = 1,
         timeout: float = 120.0,
         root: Path | None = None,
@@ -108,6 +119,8 @@ class Simulation(ClosesOnSignals):
             raise ScenarioError(msg)
         self.fabric = fabric
         self.routing = routing
+        self.roots = roots
+        self.root_guids: tuple[int, ...] = ()  # what OpenSM was told (root_guid_file)
         self.sizing: Sizing = check_fits(fabric)
         self.names = IbsimNames.of(fabric)
         self.sweep_interval = sweep_interval
@@ -166,7 +179,6 @@ class Simulation(ClosesOnSignals):
         self.dir.mkdir(mode=0o700)
         net = self.dir / "fabric.net"
         net.write_text(net_file(self.fabric), encoding="utf-8")
-        (self.dir / "opensm.conf").write_text(OSM_CONF, encoding="utf-8")
         t0 = time.monotonic()
         self.ibsim = start_owned(
             self.ledger,
@@ -179,6 +191,7 @@ class Simulation(ClosesOnSignals):
         )
         wait_for(self.ibsim, lambda t: _READY in t, self.timeout, "'Network simulator ready'")
         self.timings.phases["ibsim ready"] = time.monotonic() - t0
+        self._write_conf()
         t1 = time.monotonic()
         self.opensm = start_owned(
             self.ledger,
@@ -190,6 +203,49 @@ class Simulation(ClosesOnSignals):
         )
         self.timings.phases["SUBNET UP"] = self.wait_routed(0, t1, "SUBNET UP")
         self.route_islands()  # parts the master cannot reach (a fabric of several planes)
+
+    def _write_conf(self) -> None:
+        """OpenSM's config: the net file's rates kept, and the fabric's roots (``roots``)."""
+        assert self.dir is not None
+        conf = OSM_CONF
+        if self.roots:
+            self.root_guids = self._root_guids()
+        if self.root_guids:
+            guids = self.dir / "root_guids"
+            guids.write_text("".join(f"0x{g:016x}\n" for g in self.root_guids), encoding="utf-8")
+            conf += f"# the fabric's top tier (up-down roots)\nroot_guid_file {guids}\n"
+        (self.dir / "opensm.conf").write_text(conf, encoding="utf-8")
+
+    def top_tier(self) -> list[str]:
+        """The fabric's top switches (its cores, else its spines): up-down routing's roots."""
+        f = self.fabric
+        for kind in (Kind.CORE, Kind.SPINE):
+            top = [f.ids[i] for i in sorted(self.names.switches) if int(f.kind[i]) == int(kind)]
+            if top:
+                return top
+        return []
+
+    def _root_guids(self) -> tuple[int, ...]:
+        """The node GUIDs ibsim gave the top tier, read with ``ibnetdiscover`` (DR SMPs need
+        no SM), plane by plane from an HCA of each."""
+        top = set(self.top_tier())
+        if not top:
+            return ()
+        guids: dict[str, int] = {}
+
+        def read(host: str) -> Wiring:
+            text = self.tool("ibnetdiscover", host=host)
+            guids.update(parse_switch_guids(text))
+            return parse_wiring(text)
+
+        discover(read, self._hosts(), self._hca_port.get)
+        return tuple(sorted(guids[d] for d in top if d in guids))
+
+    def _hosts(self) -> list[tuple[str, str]]:
+        """(node id, description) of every HCA, the master SM's first (where reads start)."""
+        master = self.fabric.index[self.sm_host]
+        order = [master, *sorted(h for h in self.names.hcas if h != master)]
+        return [(self.fabric.ids[h], self.names.desc_of[h]) for h in order]
 
     def _opensm_env(self, host: str, workdir: Path) -> dict[str, str]:
         env = sim_env(self.sockname, preload=True)
@@ -289,11 +345,9 @@ class Simulation(ClosesOnSignals):
         if self._wiring_read and not fresh:
             return self.islands
         t0 = time.monotonic()
-        master = self.fabric.index[self.sm_host]
-        order = [master, *sorted(h for h in self.names.hcas if h != master)]
         self.islands = discover(
             lambda host: parse_wiring(self.tool("ibnetdiscover", host=host)),
-            [(self.fabric.ids[h], self.names.desc_of[h]) for h in order],
+            self._hosts(),
             self._hca_port.get,
         )
         self.timings.phases["ibnetdiscover"] = time.monotonic() - t0
@@ -309,12 +363,43 @@ class Simulation(ClosesOnSignals):
         t0 = time.monotonic()
         tables: dict[str, dict[str, int]] = {}
         lids: dict[str, int] = {}
+        heads: dict[str, LftHead] = {}
         for island in self.islands if islands is None else islands:
-            got = parse_dump_lfts(self.tool("dump_lfts", host=island.host))
+            got = self._top_entries(parse_dump_lfts(self.tool("dump_lfts", host=island.host)),
+                                    island.host)  # fmt: skip
             tables |= got.tables
             lids |= got.lids
+            heads |= got.heads
         self.timings.phases["dump_lfts"] = time.monotonic() - t0
-        return Lfts(tables, lids)
+        return Lfts(tables, lids, heads)
+
+    def _top_entries(self, got: Lfts, host: str) -> Lfts:
+        """``got`` with the entry ``dump_lfts`` skips when a switch's top LID is a multiple
+        of 64 (:class:`LftHead`), read from the switch with ``smpdump`` (its block, raw)."""
+        unread = {sw: head for sw, head in got.heads.items() if head.top_unread}
+        if not unread:
+            return got
+        owners = {
+            top: parse_node_description(self.tool("smpquery", "nodedesc", str(top), host=host))
+            for top in {head.top for head in unread.values()}
+        }
+
+        def block(head: LftHead) -> tuple[int, ...]:
+            argv = ["smpdump", "-D", head.path, LFT_ATTRIBUTE, str(head.top_block)]
+            return parse_lft_block(self.tool(*argv, host=host))
+
+        # a few tools at once, well inside ibsim's client limit beside the SMs
+        with ThreadPoolExecutor(max_workers=_TOP_READERS) as pool:
+            blocks = dict(zip(unread, pool.map(block, unread.values()), strict=True))
+        tables = {sw: dict(t) for sw, t in got.tables.items()}
+        lids = dict(got.lids)
+        for sw, head in unread.items():
+            port = blocks[sw][head.top % LFT_BLOCK]
+            nports = int(self.fabric.ports[self.names.element(sw)])
+            if port != NO_PORT and port <= nports:
+                tables[sw][owners[head.top]] = port
+                lids[owners[head.top]] = head.top
+        return Lfts(tables, lids, got.heads)
 
     def routes(self) -> Routes:
         """Every HCA pair's route, from every switch's LFT, walked over the live wiring."""
