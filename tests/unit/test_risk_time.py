@@ -79,7 +79,7 @@ def test_a_reroute_faster_than_the_timeout_is_survived() -> None:
     doc = risk("kill spine-03", dataclasses.replace(DEFAULT, reroute=0.4))
     assert doc["ok"] is True
     assert doc["routing"] == {"control": "sm", "forwarding": "static", "paths": "up-down",
-                              "reroute": "0.4s"}  # fmt: skip
+                              "engine": "ftree", "reroute": "0.4s"}  # fmt: skip
 
 
 def test_a_slow_bgp_reroute_crashes_the_default_timeout_too() -> None:
@@ -180,7 +180,8 @@ def test_the_fabric_file_s_routing_sets_the_reroute(capsys: Capsys, tmp_path: Pa
     jobs.write_text('- {name: train, nodes: "*", timeout: 0.5s}\n', encoding="utf-8")
     assert main(["risk", str(fabric), "--jobs", str(jobs), "--change", "kill spine-01"]) == 0
     out = capsys.readouterr().out
-    assert "routing: control sm, forwarding static, paths up-down, reroute 0.1s" in out
+    routing = "routing: control sm, forwarding static, paths up-down, engine ftree, reroute 0.1s"
+    assert routing in out
     # the command line wins over the file
     argv = [
         "risk",
