@@ -12,13 +12,13 @@ the issue's targets (PASS/MISS).
     sudo python benchmarks/bench_netns.py --skip-seed --bgp-seed  # + routing: bgp on seed-a800
 
 ``routing: bgp`` rows (FRR on every switch; ``--skip-bgp`` leaves them out): on
-the 64-server fabric with BFD picked by size (100 ms x 3) and without BFD,
+the 64-server fabric with BFD (``bfd: on``: timers by size, 300 ms x 3) and without,
 bring-up, convergence (every switch's FIB holds every prefix with every next
 hop), the daemons' PSS, and failover after a spine kill (links down, daemons
 stopped) and after a hung spine (daemons stopped, links up: only BFD or the
 hold timer can tell), next to ``routing: sm``'s re-sweep after the same kill.
 ``--bgp-seed`` does the same on the full seed-a800 (60 switches, 120 daemons,
-about 3 GB; BFD off by size).
+about 3 GB; BFD on at the size-picked timers, and off).
     sudo python benchmarks/bench_netns.py --skip-seed --skip-job
 
 The job rows (needs the ``torch`` extra) run the real gloo job of the netns
@@ -38,19 +38,18 @@ import sys
 import time
 from pathlib import Path
 
-from harness.backends.netns.bgp import switch_namespaces
+from harness.backends.netns.bgp import bfd_up
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.faults import FaultEngine
 from harness.backends.netns.probe import probe
 from harness.backends.netns.probe import sample_pairs
-from harness.backends.netns.routing import Alive
-from harness.backends.netns.routing import compute
 from harness.fabric import preset
 from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric
 from harness.faults import Fault
 
 PEER = Path(__file__).with_name("mininet_peer.py")
+STEADY_S = 30.0  # BFD: how long a converged fabric is watched for session flaps
 
 
 def _meminfo_kib(field: str) -> int:
@@ -128,24 +127,6 @@ def seed(rows: list[tuple[str, str]]) -> dict[str, float]:
     return {"up": up, "matrix": matrix, "sweep": sweep}
 
 
-def _hang_failover(emu: Emulation, spine_id: str) -> float:
-    """Seconds until the rest of the fabric routes around a hung spine (daemons stopped,
-    links up: only the hold timer or BFD can tell)."""
-    bgp = emu.bgp
-    assert bgp is not None
-    plan = emu.built
-    spine = emu.fabric.index[spine_id]
-    ns = plan.ns_of[spine]
-    alive = Alive(frozenset(range(len(plan.wires))),
-                  frozenset(range(emu.fabric.n_elements)) - {spine})  # fmt: skip
-    live = [i for i in switch_namespaces(plan) if i != ns]
-    bgp.hang([ns])
-    took = bgp.converge(compute(plan, alive), live, 120, what="routing around a hung spine")
-    bgp.restart([ns])
-    bgp.converge(compute(plan, emu.alive_all()), switch_namespaces(plan), 120)
-    return took
-
-
 def bgp_rows(f: Fabric, rows: list[tuple[str, str]], label: str, bfds: tuple[str, ...]) -> None:
     """routing: bgp on ``f``: bring-up, convergence, daemon memory, failover after a spine kill
     and after a hung spine, per BFD setting; and the same spine kill under sm."""
@@ -183,15 +164,22 @@ def bgp_rows(f: Fabric, rows: list[tuple[str, str]], label: str, bfds: tuple[str
                          f"{bad} of {len(pairs):,} probes failed"))  # fmt: skip
             rows.append((f"{head}: daemons' PSS", f"{pss:.0f} MiB for {daemons} daemons "
                          f"({pss / len(bgp.daemons):.1f} MiB per switch)"))  # fmt: skip
+            if bgp.bfd is not None:
+                up = sum(len(bfd_up(bgp.bfd_peers(ns))) for ns in bgp.dirs)
+                downs = bgp.bfd_downs()
+                time.sleep(STEADY_S)
+                flaps = bgp.bfd_downs() - downs
+                what = f"{head}: BFD sessions up; flaps in {STEADY_S:g} s steady"
+                rows.append((what, f"{up:,} of {bgp.sessions:,}; {flaps} session-down events"))
             eng.inject(spine)
             kill = eng.settle(600)
             eng.revert(spine)
             back = eng.settle(600)
             rows.append((f"{head}: spine kill (links down, daemons stopped) -> routed around",
                          f"{kill:.2f} s; back after reboot {back:.2f} s"))  # fmt: skip
-            hang = _hang_failover(emu, "spine-02")
+            hang, rebooted = bgp.hang_failover(emu.built.ns_of[f.index["spine-02"]], 600)
             rows.append((f"{head}: hung spine (daemons stopped, links up) -> routed around",
-                         f"{hang:.2f} s"))  # fmt: skip
+                         f"{hang:.2f} s; back after reboot {rebooted:.2f} s"))  # fmt: skip
         finally:
             emu.down()
 
@@ -260,9 +248,9 @@ def main() -> int:
         rows.append(("ratio mininet / netns (bring-up only)", f"{peer[0] / ours[0]:.1f}x"))
     s = None if args.skip_seed else seed(rows)
     if not args.skip_bgp:
-        bgp_rows(f, rows, f.name, ("auto", "off"))
+        bgp_rows(f, rows, f.name, ("on", "off"))
     if args.bgp_seed:
-        bgp_rows(preset("seed-a800"), rows, "seed-a800", ("auto",))
+        bgp_rows(preset("seed-a800"), rows, "seed-a800", ("on", "off"))
     if not args.skip_job:
         job(rows)
     width = max(len(k) for k, _ in rows)

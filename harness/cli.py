@@ -93,6 +93,7 @@ from harness.routing_spec import Routing
 from harness.routing_spec import RoutingOverride
 from harness.routing_spec import control_of
 from harness.routing_spec import engine_of
+from harness.routing_spec import parse_bfd
 from harness.routing_spec import resolve
 from harness.runner import RunObserver
 from harness.runner import ScenarioResult
@@ -330,6 +331,13 @@ def _routing_arg(value: str) -> Control:
 def _engine_arg(value: str) -> Engine:
     try:
         return engine_of(value)
+    except ScenarioError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _bfd_arg(value: str) -> str:
+    try:
+        return parse_bfd(value)
     except ScenarioError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
@@ -1002,6 +1010,9 @@ def _configure_emulate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--routing", type=_routing_arg, default="sm", metavar="{sm,bgp}",
                    help="up: sm (tables computed by the harness, default) or bgp (FRR on "
                    "every switch)")  # fmt: skip
+    p.add_argument("--bfd", type=_bfd_arg, default="off", metavar="{off,on,INTERVAL}",
+                   help="up, with --routing bgp: BFD on every session: off (default), on "
+                   "(timers by fabric size) or an interval such as 300ms")  # fmt: skip
 
 
 def _cmd_emulate(args: argparse.Namespace) -> int:
@@ -1024,7 +1035,9 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
         for rid in session.down(_load_fabric(args.fabric).name):
             print(f"took down run {rid}")
         return EXIT_OK
-    emu = session.up(_load_fabric(args.fabric), scale=args.scale, control=args.routing)
+    emu = session.up(
+        _load_fabric(args.fabric), scale=args.scale, control=args.routing, bfd=args.bfd
+    )
     for line in session.entering_hint(emu):
         print(line)
     print(f"take it down with:  harness emulate down {args.fabric}")

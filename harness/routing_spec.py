@@ -53,7 +53,17 @@ control plane (``routing: bgp``); a mapping names each setting
     ibsim); bgpd drops the session of an interface that lost carrier at once
     and reconverges within about a second on a small fabric.  A hung switch
     that keeps its links up is found only by the BGP hold timer (9 s with
-    ``frr defaults datacenter``) or BFD: say ``reroute: 9s``.
+    ``frr defaults datacenter``) or BFD: say ``reroute: 9s`` (or, with
+    ``bfd: on``, about three BFD intervals).
+
+``bfd`` (default ``off``)
+    BFD on every BGP session (``control: bgp``; FRR's ``bfdd``), which finds a
+    hung neighbour (links up, nothing answering) in three intervals instead of
+    the 9 s hold timer.  ``off``; ``on``: timers chosen by the fabric's size
+    (:data:`harness.backends.netns.bgp.BFD_BY_SIZE`: 300 ms x 3 on small
+    fabrics, slower on large ones, where a few shared cores cannot keep up);
+    or an interval (``bfd: 300ms``), detect multiplier 3.  No effect with
+    ``control: sm``.
 
 Each choice setting is a field of :class:`Routing` with its choices in
 :data:`CHOICES` (the first is the default), each duration one in
@@ -65,6 +75,8 @@ scenario's ``routing:`` wins over its fabric file's, and ``harness run
 True
 >>> parse_routing({"control": "sm"}).describe()
 'control sm, forwarding static, paths up-down, engine ftree, reroute 1s'
+>>> parse_routing({"control": "bgp", "bfd": "0.3s"}).bfd, parse_routing({"bfd": True}).bfd
+('300ms', 'on')
 >>> parse_routing({"reroute": "9s", "paths": "shortest"}).reroute
 9.0
 >>> parse_routing({"engine": "minhop"}).paths
@@ -114,6 +126,9 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 #: Every duration setting -> its default, in seconds.
 DURATIONS: dict[str, float] = {"reroute": DEFAULT_REROUTE_S}
+#: ``bfd``: off, on (timers by fabric size) or an interval; FRR takes 10-60000 ms.
+BFD_WORDS: tuple[str, ...] = ("off", "on")
+BFD_MIN_MS, BFD_MAX_MS = 10, 60_000
 #: What each setting means (for the JSON Schema and ``--help``).
 DOCS: dict[str, str] = {
     "control": "The control plane an emulated backend runs: sm (tables computed by the harness, "
@@ -129,9 +144,12 @@ DOCS: dict[str, str] = {
     "agree with it.",
     "reroute": "Seconds from a link failure to new routes (default 1s): a kill, cut or optic "
     "stalls the jobs whose traffic crossed it that long; 9s for a hung switch under BGP.",
+    "bfd": "BFD on every BGP session (control bgp): off (default), on (timers by fabric size: "
+    "300 ms x 3 on small fabrics, 1 s x 3 on large ones) or an interval such as 300ms "
+    "(detect multiplier 3).",
 }
 SHORTHAND = "control"  # what a bare string sets
-ROUTING_KEYS: tuple[str, ...] = (*CHOICES, *DURATIONS)
+ROUTING_KEYS: tuple[str, ...] = (*CHOICES, *DURATIONS, "bfd")
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +161,7 @@ class Routing:
     paths: PathRule = "up-down"
     reroute: float = DEFAULT_REROUTE_S
     engine: Engine = "ftree"
+    bfd: str = "off"  # off | on | "<N>ms" (parse_bfd)
 
     @property
     def forwarding_model(self) -> Forwarding:
@@ -158,13 +177,16 @@ class Routing:
     def to_dict(self) -> dict[str, str]:
         """Every setting by name; ``forwarding`` as resolved (``auto`` never shows).
 
-        ``engine`` is OpenSM's, so it shows only with ``control sm``.
+        ``engine`` is OpenSM's, so it shows only with ``control sm``; ``bfd`` runs with
+        BGP, so it shows only with ``control bgp``.
         """
         out = {k: str(getattr(self, k)) for k in CHOICES}
         out["forwarding"] = self.forwarding_model
         if self.control != "sm":
             del out["engine"]
         out.update({k: f"{getattr(self, k):g}s" for k in DURATIONS})
+        if self.control == "bgp":  # BFD runs with BGP only
+            out["bfd"] = self.bfd
         return out
 
     def merged(self, over: RoutingOverride) -> Routing:
@@ -245,6 +267,12 @@ def parse_override(raw: Any) -> RoutingOverride:
     problems: list[Problem] = []
     settings: dict[str, Any] = {}
     for key, value in raw.items():
+        if key == "bfd":
+            try:
+                settings[key] = parse_bfd(value)
+            except ScenarioError as err:
+                problems.append(Problem(str(err), key=str(key)))
+            continue
         if key in DURATIONS:
             try:
                 settings[key] = parse_duration(value, f"routing {key}", zero=True)
@@ -303,6 +331,34 @@ def _disagreements(settings: dict[str, Any]) -> list[Problem]:
             key="engine",
         )
     ]
+
+
+def parse_bfd(raw: Any) -> str:
+    """A ``bfd:`` value: ``off``, ``on`` or an interval as ``"<N>ms"`` (YAML's off/on are bools).
+
+    >>> parse_bfd(False), parse_bfd("on"), parse_bfd("100ms"), parse_bfd(0.25)
+    ('off', 'on', '100ms', '250ms')
+    >>> parse_bfd("5ms")
+    Traceback (most recent call last):
+    ...
+    harness.errors.ScenarioError: routing bfd '5ms': FRR's BFD intervals are 10-60000 ms; \
+use off, on or an interval, e.g. routing: {bfd: 300ms}
+    """
+    if isinstance(raw, bool):
+        return BFD_WORDS[raw]
+    if raw in BFD_WORDS:
+        return str(raw)
+    hint = "use off, on or an interval, e.g. routing: {bfd: 300ms}"
+    try:
+        seconds = parse_duration(raw, "routing bfd")
+    except ScenarioError as err:
+        msg = f"{err}; {hint}"
+        raise ScenarioError(msg) from None
+    ms = round(seconds * 1000)
+    if not BFD_MIN_MS <= ms <= BFD_MAX_MS:
+        msg = f"routing bfd {raw!r}: FRR's BFD intervals are {BFD_MIN_MS}-{BFD_MAX_MS} ms; {hint}"
+        raise ScenarioError(msg)
+    return f"{ms}ms"
 
 
 def parse_routing(raw: Any) -> Routing:

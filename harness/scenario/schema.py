@@ -40,6 +40,7 @@ from harness.jobs import DEFAULT_COLLECTIVES
 from harness.jobs import DEFAULT_TIMEOUT_S
 from harness.jobs import FAILOVERS
 from harness.jobs import RANK_ORDERS
+from harness.routing_spec import BFD_WORDS
 from harness.routing_spec import CHOICES
 from harness.routing_spec import DOCS as ROUTING_DOCS
 from harness.routing_spec import DURATIONS as ROUTING_DURATIONS
@@ -420,6 +421,15 @@ def routing_schema() -> Schema:
                             "description": ROUTING_DOCS[key],
                         }
                         for key in ROUTING_DURATIONS
+                    },
+                    "bfd": {
+                        "anyOf": [
+                            {"enum": list(BFD_WORDS)},
+                            {"type": "boolean"},
+                            {"type": "number", "exclusiveMinimum": 0},
+                            {"type": "string", "pattern": DURATION_PATTERN},
+                        ],
+                        "description": ROUTING_DOCS["bfd"],
                     },
                 },
                 "allOf": [

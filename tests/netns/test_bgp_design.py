@@ -6,12 +6,14 @@ from typing import Any
 
 import pytest
 
+from harness.backends.netns.bgp import BFD_BY_SIZE
 from harness.backends.netns.bgp import CORE_AS
 from harness.backends.netns.bgp import LEAF_AS
 from harness.backends.netns.bgp import RTPROT_BGP
 from harness.backends.netns.bgp import SPINE_AS
 from harness.backends.netns.bgp import BfdTimers
 from harness.backends.netns.bgp import as_plan
+from harness.backends.netns.bgp import bfd_sessions
 from harness.backends.netns.bgp import bfd_timers
 from harness.backends.netns.bgp import bfdd_config
 from harness.backends.netns.bgp import bgpd_config
@@ -19,6 +21,7 @@ from harness.backends.netns.bgp import expected_fib
 from harness.backends.netns.bgp import fib_of
 from harness.backends.netns.bgp import v6_block
 from harness.backends.netns.plan import make_plan
+from harness.backends.netns.routing import Alive
 from harness.backends.netns.routing import compute
 from harness.errors import ScenarioError
 from harness.fabric.generators import three_tier
@@ -62,7 +65,7 @@ def test_leaf_config_is_unnumbered_ecmp_and_originates_its_block() -> None:
     block = plan.leaf_block[SMALL.index["su01/leaf-r1"]]
     assert f"network {block}" in lines
     assert f"network {v6_block(block)}" in lines
-    uplinks = [line for line in lines if line.endswith("interface peer-group FABRIC")]
+    uplinks = [line for line in lines if line.endswith("interface v6only peer-group FABRIC")]
     assert len(uplinks) == 4  # one unnumbered session per spine
     assert lines.count("maximum-paths 64") == 2
     assert "bgp bestpath as-path multipath-relax" in lines
@@ -71,22 +74,39 @@ def test_leaf_config_is_unnumbered_ecmp_and_originates_its_block() -> None:
     spine_text = bgpd_config(plan, spine, SPINE_AS, None)
     assert "network" not in spine_text.replace("network import-check", "")
     assert "bfd" not in spine_text
-    assert spine_text.count("interface peer-group FABRIC") == 8
+    assert spine_text.count("interface v6only peer-group FABRIC") == 8  # link-local sessions
 
 
-def test_bfd_is_off_by_default_and_picked_by_size_on_request() -> None:
-    assert bfd_timers(64) is None  # auto: off (bgpd registered no session with bfdd here)
-    small = bfd_timers(64, "size")
-    assert small is not None
-    assert small.interval_ms == 100
-    medium = bfd_timers(400, "size")
-    assert medium is not None
-    assert medium.interval_ms == 300
-    assert bfd_timers(1600, "size") is None  # seed-a800: 1,600 sessions overload 2 cores
+def test_bfd_is_off_by_default_and_on_picks_timers_by_size() -> None:
+    assert bfd_timers(64) is None  # off, as in FRR and SONiC
     assert bfd_timers(64, "off") is None
+    picked = {n: bfd_timers(n, "on") for n in (64, 256, 400, 800, 1600)}
+    assert {n: t.interval_ms for n, t in picked.items() if t} == {
+        64: 300, 256: 300, 400: 1000, 800: 1000, 1600: 1000
+    }  # fmt: skip
+    assert BFD_BY_SIZE[-1][1].interval_ms * 3 < 9000  # faster than the hold timer
+    assert bfd_timers(1600, "250ms") == BfdTimers(250)
     assert "receive-interval 250" in bfdd_config(BfdTimers(250))
-    with pytest.raises(ScenarioError, match="use auto, off, size, or an interval in ms"):
+    assert "detect-multiplier 3" in bfdd_config(BfdTimers(250))
+    with pytest.raises(ScenarioError, match="use off, on or an interval"):
         bfd_timers(64, "fast")
+
+
+def test_bfd_sessions_are_the_live_cables_between_live_switches() -> None:
+    plan = make_plan(SMALL, "hx")
+    everything = Alive(frozenset(range(len(plan.wires))), frozenset(range(SMALL.n_elements)))
+    want = bfd_sessions(plan, everything)
+    spine = plan.ns_of[SMALL.index["spine-01"]]
+    leaf = plan.ns_of[SMALL.index["su01/leaf-r0"]]
+    assert len(want) == 12
+    assert len(want[spine]) == 8
+    assert len(want[leaf]) == 4
+    assert sum(len(p) for p in want.values()) == 64  # one per BGP session
+    hung = Alive(everything.wires, everything.elements - {SMALL.index["spine-01"]})
+    without = bfd_sessions(plan, hung)
+    assert spine not in without
+    assert len(without[leaf]) == 3
+    assert without[leaf] < want[leaf]
 
 
 class _Msg:
@@ -116,8 +136,6 @@ def test_fib_counts_only_bgp_routes_and_usable_next_hops() -> None:
 
 def test_expected_fib_is_the_up_down_tables_in_both_families() -> None:
     plan = make_plan(SMALL, "hx")
-    from harness.backends.netns.routing import Alive
-
     tables = compute(
         plan, Alive(frozenset(range(len(plan.wires))), frozenset(range(SMALL.n_elements)))
     )

@@ -20,6 +20,7 @@ MODULES = (
     "harness.invariants.servers",
     "harness.invariants.reach",
     "harness.routing_spec",
+    "harness.backends.netns.bgp",
 )
 
 

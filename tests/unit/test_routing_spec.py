@@ -59,8 +59,12 @@ def test_shorthand_and_mapping_mean_the_same() -> None:
         "forwarding": "ecmp",
         "paths": "up-down",
         "reroute": "1s",
+        "bfd": "off",
     }
-    assert Routing("bgp").describe() == "control bgp, forwarding ecmp, paths up-down, reroute 1s"
+    assert (
+        Routing("bgp").describe()
+        == "control bgp, forwarding ecmp, paths up-down, reroute 1s, bfd off"
+    )
     assert (
         Routing("sm", "adaptive").describe()
         == "control sm, forwarding adaptive, paths up-down, engine ftree, reroute 1s"
@@ -83,6 +87,40 @@ def test_bad_routing_names_the_fix(raw: object, key: str, words: str) -> None:
     (problem,) = info.value.problems
     assert problem.key == key
     assert words in problem.message
+
+
+@pytest.mark.parametrize(
+    ("raw", "want"),
+    [(False, "off"), (True, "on"), ("off", "off"), ("on", "on"), ("300ms", "300ms"),
+     (0.1, "100ms"), ("1s", "1000ms"), ("60s", "60000ms")],
+)  # fmt: skip
+def test_bfd_is_off_on_or_an_interval(raw: object, want: str) -> None:
+    assert parse_routing({"control": "bgp", "bfd": raw}).bfd == want
+    assert f"bfd {want}" in parse_routing({"control": "bgp", "bfd": raw}).describe()
+    assert "bfd" not in parse_routing({"bfd": raw}).describe()  # sm runs no BFD
+
+
+@pytest.mark.parametrize(
+    ("raw", "words"),
+    [
+        ("fast", "routing bfd 'fast' is not a duration"),
+        ("5ms", "FRR's BFD intervals are 10-60000 ms"),
+        (120, "FRR's BFD intervals are 10-60000 ms"),
+        (None, "use off, on or an interval, e.g. routing: {bfd: 300ms}"),
+    ],
+)
+def test_bad_bfd_names_the_fix(raw: object, words: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        parse_override({"bfd": raw})
+    (problem,) = info.value.problems
+    assert problem.key == "bfd"
+    assert words in problem.message
+
+
+def test_yaml_off_and_on_mean_bfd_off_and_on(tmp_path: Path) -> None:
+    for word in ("off", "on", "300ms"):
+        (s,) = load_file(_scenario(tmp_path, f"routing:\n  control: bgp\n  bfd: {word}"))
+        assert prepare(s).routing.bfd == word
 
 
 def test_every_problem_of_a_mapping_at_once() -> None:
@@ -159,6 +197,7 @@ def test_run_reports_routing_and_takes_the_override(
         "forwarding": "ecmp",
         "paths": "up-down",
         "reroute": "1s",
+        "bfd": "off",
     }
     assert main(["run", str(path), "--json", "--routing", "sm"]) == 0
     doc = json.loads(capsys.readouterr().out)

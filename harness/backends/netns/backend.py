@@ -16,8 +16,8 @@ installed); flows are iperf3 runs between the rail NICs
 
 Options come from the environment, so that ``harness run --backend netns`` needs
 no new flags: ``HARNESS_NETNS_SCALE`` (default 0.001: 200 Gb/s -> 200 Mb/s),
-``HARNESS_NETNS_SWEEP_DELAY`` (seconds, default 0) and ``HARNESS_NETNS_BFD``
-(``auto``: by fabric size, ``off``, or an interval in ms; ``routing: bgp`` only).
+and ``HARNESS_NETNS_SWEEP_DELAY`` (seconds, default 0).  BFD under ``routing:
+bgp`` is the scenario's ``routing: {bfd: ...}`` (:mod:`harness.routing_spec`).
 """
 
 from __future__ import annotations
@@ -89,7 +89,6 @@ class NetnsBackend:
         *,
         scale: float | None = None,
         sweep_delay: float | None = None,
-        bfd: str | None = None,
     ) -> None:
         self.scale = (
             scale if scale is not None else _env_float("HARNESS_NETNS_SCALE", DEFAULT_SCALE)
@@ -97,7 +96,6 @@ class NetnsBackend:
         self.sweep_delay = (
             sweep_delay if sweep_delay is not None else _env_float("HARNESS_NETNS_SWEEP_DELAY", 0.0)
         )
-        self.bfd = bfd if bfd is not None else os.environ.get("HARNESS_NETNS_BFD", "auto")
         controls = {"sm"} | ({"bgp"} if frr_unavailable() is None else set())
         # probes, paths and links always; jobs with torch installed, flows with iperf3
         kinds = set(type(self).capabilities.measurements)
@@ -125,6 +123,7 @@ class NetnsBackend:
             same
             and self.emu is not None
             and self.emu.control == routing.control
+            and self.emu.bfd_setting == routing.bfd
             and self.engine is not None
         ):
             if self.engine.effects:
@@ -137,7 +136,7 @@ class NetnsBackend:
             msg = f"netns cannot run routing control {routing.control}: {frr_unavailable()}"
             raise BackendError(msg)
         self.close()
-        self.emu = Emulation(fabric, scale=self.scale, control=routing.control, bfd=self.bfd)
+        self.emu = Emulation(fabric, scale=self.scale, control=routing.control, bfd=routing.bfd)
         self.emu.up()
         self.engine = FaultEngine(self.emu, sweep_delay=self.sweep_delay)
         self._start_jobs(tuple(jobs))

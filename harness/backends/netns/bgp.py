@@ -17,8 +17,14 @@ is the one of RFC 7938 with FRR's ``frr defaults datacenter``:
 * **What is advertised**: each leaf originates its access block
   (``network 10.r.j.0/24`` and its IPv6 twin), nothing else; servers route
   each rail through their NIC with static routes, as under ``routing: sm``.
-* **BFD** (optional, :func:`bfd_timers`): off by default, since FRR 8.4's
-  bgpd registered no BFD session here; the hold timer (9 s) detects a hung peer.
+* **BFD** (``routing: {bfd: on}``, :func:`bfd_timers`): ``bfdd`` on every
+  switch, one single-hop session per BGP session (a profile in ``bfdd``,
+  ``neighbor pN bfd profile fabric`` in ``bgpd``), timers by fabric size; a
+  hung peer is then found in three intervals instead of the 9 s hold timer.
+  The sessions run over IPv6 link-local addresses (``interface v6only``):
+  with an IPv4 /31 on the interface bgpd 8.4 peers over IPv4 but registers its
+  BFD session as IPv6 with no address (``_bfd_sess_valid: invalid address:
+  ::``), so ``bfdd`` never gets it.  Off by default, as in FRR and SONiC.
 
 Convergence is measured, never assumed (:meth:`Bgp.converge`): the kernel FIB
 of every live switch (routes of protocol ``bgp``, their usable next hops) is
@@ -30,6 +36,7 @@ next hop, which is what eBGP with these AS numbers converges to.
 from __future__ import annotations
 
 import ipaddress
+import json
 import signal
 import socket
 import time
@@ -43,11 +50,14 @@ from harness.backends.netns import frr
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.plan import Plan
 from harness.backends.netns.plan import v6_of
+from harness.backends.netns.routing import Alive
 from harness.backends.netns.routing import Tables
+from harness.backends.netns.routing import compute
 from harness.errors import BackendError
-from harness.errors import ScenarioError
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.routing_spec import BFD_WORDS
+from harness.routing_spec import parse_bfd
 
 RTPROT_BGP = 186
 RTNH_F_DEAD = 1
@@ -58,6 +68,7 @@ LEAF_AS = 4_200_000_000  # + the leaf's number (RFC 6996 4-byte private)
 POLL_S = 0.05
 DRAIN_SEQ = 5  # the route-map entry a drain adds, before the plain permit (10)
 DRAIN_PREPEND = 4  # times a drained switch prepends its AS
+CONNECT_RETRY_S = 2  # bgpd's connect-retry timer (datacenter default: 10 s)
 Fib = dict[str, frozenset[int]]  # "CIDR" (IPv4 or IPv6) -> the interfaces of its usable next hops
 
 
@@ -73,36 +84,32 @@ class BfdTimers:
         return f"{self.interval_ms} ms x {self.multiplier}"
 
 
-#: BFD by fabric size (``HARNESS_NETNS_BFD=size``): (most sessions, timers).  Measured for
-#: the issue on 2 shared cores (FRR 8.4): 100 ms x 3 is steady at 4 spines x 8 leaves (64
-#: sessions); at 1,600 sessions 100 ms flapped and 300 ms slowed convergence (59 s instead
-#: of 37 s) and failover (14-31 s), so beyond 800 sessions the table says off.
-BFD_BY_SIZE: tuple[tuple[int, BfdTimers], ...] = ((256, BfdTimers(100)), (800, BfdTimers(300)))
+#: ``bfd: on``: the timers by fabric size, (most BGP sessions, timers), the last for any
+#: size.  Measured on 2 shared cores (FRR 8.4, docs/netns.md): at 4 spines x 8 leaves (64
+#: sessions) 100 ms x 3 flapped 167 times a minute under the load of other runs (load
+#: average 14) and 300 ms x 3 not once; at 1,600 sessions (seed-a800) 100 ms flapped and
+#: overloaded both cores and 300 ms slowed convergence and failover, so larger fabrics
+#: get 1 s x 3 (still a third of the 9 s hold timer).
+BFD_BY_SIZE: tuple[tuple[int, BfdTimers], ...] = ((256, BfdTimers(300)), (1 << 30, BfdTimers(1000)))
 
 
-def bfd_timers(sessions: int, setting: str = "auto") -> BfdTimers | None:
+def bfd_timers(sessions: int, setting: str = "off") -> BfdTimers | None:
     """The BFD timers for a fabric of ``sessions`` BGP sessions (``None``: BFD off).
 
-    ``setting``: ``auto`` (the default: off, see below), ``off``, ``size`` (by
-    :data:`BFD_BY_SIZE`) or an interval in ms.  ``auto`` is off because BFD did
-    not help here: FRR 8.4's bgpd registered no BFD session with bfdd through
-    zebra (``show bfd peers`` empty, the neighbours' BFD status ``Unknown``;
-    bfdd itself brings statically configured peers up), and a hung spine was
-    routed around in the same ~9 s (the hold timer) with bfdd running or not.
+    ``setting`` is a ``routing: {bfd: ...}`` value: ``off``, ``on`` (by
+    :data:`BFD_BY_SIZE`) or an interval (``"300ms"``).
 
-    >>> bfd_timers(64), bfd_timers(64, "size").describe(), bfd_timers(600, "size").describe()
-    (None, '100 ms x 3', '300 ms x 3')
-    >>> bfd_timers(1600, "size") is None, bfd_timers(1600, "50").describe()
-    (True, '50 ms x 3')
+    >>> bfd_timers(64), bfd_timers(64, "on").describe(), bfd_timers(600, "on").describe()
+    (None, '300 ms x 3', '1000 ms x 3')
+    >>> bfd_timers(1600, "on").describe(), bfd_timers(1600, "50ms").describe()
+    ('1000 ms x 3', '50 ms x 3')
     """
-    if setting in ("off", "auto"):
+    setting = parse_bfd(setting)
+    if setting == BFD_WORDS[0]:
         return None
-    if setting == "size":
-        return next((t for most, t in BFD_BY_SIZE if sessions <= most), None)
-    if setting.isdigit() and 10 <= int(setting) <= 10_000:
-        return BfdTimers(int(setting))
-    msg = f"BFD setting {setting!r}: use auto, off, size, or an interval in ms (10-10000)"
-    raise ScenarioError(msg)
+    if setting == BFD_WORDS[1]:
+        return next(t for most, t in BFD_BY_SIZE if sessions <= most)
+    return BfdTimers(int(setting.removesuffix("ms")))
 
 
 def switch_namespaces(plan: Plan) -> list[int]:
@@ -186,10 +193,14 @@ def bgpd_config(plan: Plan, ns: int, asn: int, bfd: BfdTimers | None) -> str:
         " neighbor FABRIC peer-group",
         " neighbor FABRIC remote-as external",
         " neighbor FABRIC advertisement-interval 0",
+        # retry a lost session in 2 s, not 10: a peer that rebooted (fresh daemons, links
+        # up all along) would otherwise wait 10 s (its zebra's next router advertisement)
+        f" neighbor FABRIC timers connect {CONNECT_RETRY_S}",
     ]
     for port in fabric_ports(plan, ns):
-        lines.append(f" neighbor {port} interface peer-group FABRIC")
-        if bfd is not None:  # per member: FRR 8.4 registers no session from the group's setting
+        # v6only: over the link-local addresses (an IPv4 session gets no BFD from bgpd 8.4)
+        lines.append(f" neighbor {port} interface v6only peer-group FABRIC")
+        if bfd is not None:
             lines.append(f" neighbor {port} bfd profile fabric")
     for family, blocks in (("ipv4", nets), ("ipv6", [v6_block(b) for b in nets])):
         lines.append(f" address-family {family} unicast")
@@ -209,6 +220,31 @@ def bfdd_config(bfd: BfdTimers) -> str:
         f"  receive-interval {bfd.interval_ms}\n"
         f"  transmit-interval {bfd.interval_ms}\n"
         " exit\nexit\n"
+    )
+
+
+def bfd_sessions(plan: Plan, alive: Alive) -> dict[int, frozenset[str]]:
+    """The BFD sessions that must be up: per live switch, its ports whose cable is alive
+    and whose far switch is alive (the interface names ``bfdd`` reports them on)."""
+    out: dict[int, set[str]] = {}
+    for w, wire in enumerate(plan.wires):
+        if wire.kind not in (LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE) or w not in alive.wires:
+            continue
+        a, b = plan.namespaces[wire.a.ns], plan.namespaces[wire.b.ns]
+        if a.elements[0] in alive.elements and b.elements[0] in alive.elements:
+            out.setdefault(wire.a.ns, set()).add(wire.a.ifname)
+            out.setdefault(wire.b.ns, set()).add(wire.b.ifname)
+    return {ns: frozenset(ports) for ns, ports in out.items()}
+
+
+def bfd_up(peers: Any) -> frozenset[str]:
+    """The interfaces of the sessions ``show bfd peers json`` reports up.
+
+    >>> sorted(bfd_up([{"interface": "p1", "status": "up"}, {"interface": "p2", "status": "down"}]))
+    ['p1']
+    """
+    return frozenset(
+        str(p["interface"]) for p in peers if p.get("status") == "up" and p.get("interface")
     )
 
 
@@ -262,7 +298,7 @@ class Bgp:
     """FRR on every switch of an emulation: start, converge, drain, hang, restart, stop."""
 
     emu: Emulation
-    bfd_setting: str = "auto"
+    bfd_setting: str = "off"
     asn: dict[int, int] = field(default_factory=dict)
     daemons: dict[int, list[frr.Daemon]] = field(default_factory=dict)  # namespace -> daemons
     dirs: dict[int, frr.SwitchDir] = field(default_factory=dict)
@@ -349,6 +385,23 @@ class Bgp:
         frr.stop([d for ns in nss for d in self.daemons.pop(ns, [])])
         self._start_daemons(nss)
 
+    def hang_failover(self, ns: int, timeout: float) -> tuple[float, float]:
+        """Hang switch ``ns`` (daemons stopped, links up: only BFD or the hold timer can
+        tell), then reboot it: (seconds until the rest routed around it, seconds until
+        the whole fabric converged again after the reboot, BFD sessions up)."""
+        plan = self.emu.built
+        whole = self.emu.alive_all()
+        gone = Alive(whole.wires, whole.elements - set(plan.namespaces[ns].elements))
+        live = [i for i in switch_namespaces(plan) if i != ns]
+        self.hang([ns])
+        took = self.converge(
+            compute(plan, gone), live, timeout, what="routing around a hung switch"
+        )
+        t0 = time.monotonic()
+        self.restart([ns])
+        self.converge(compute(plan, whole), switch_namespaces(plan), timeout, alive=whole)
+        return took, time.monotonic() - t0
+
     def set_drain(self, namespaces: Iterable[int], on: bool) -> None:
         """Prepend (``on``) or stop prepending the switch's AS on everything it advertises.
 
@@ -410,11 +463,28 @@ class Bgp:
         *,
         partial: bool = False,
         what: str = "BGP",
+        alive: Alive | None = None,
     ) -> float:
-        """Wait until the live switches' FIBs equal ``tables``; seconds it took from now."""
+        """Wait until the live switches' FIBs equal ``tables``; seconds it took from now.
+
+        With BFD on and ``alive`` given, also until every BFD session between
+        live switches over a live cable is up (:func:`bfd_sessions`): until then
+        a hung neighbour would be found by the hold timer, not by BFD.
+        """
         t0 = time.monotonic()
+        pending: dict[int, frozenset[str]] = {}
+        if self.bfd is not None and alive is not None:
+            keep = set(live)
+            pending = {ns: p for ns, p in bfd_sessions(self.emu.built, alive).items() if ns in keep}
         while True:
             diff = self.differences(tables, live, partial=partial)
+            if not diff and pending:
+                pending = self._bfd_pending(pending)
+                diff = [
+                    f"{self.emu.built.namespaces[ns].name}: BFD sessions not up on "
+                    f"{', '.join(sorted(ports))}"
+                    for ns, ports in sorted(pending.items())
+                ]
             if not diff:
                 return time.monotonic() - t0
             self._check_daemons()
@@ -423,6 +493,29 @@ class Bgp:
                 msg = f"{what} did not converge in {timeout:g} s: " + "; ".join(diff[:3]) + more
                 raise BackendError(msg)
             time.sleep(POLL_S)
+
+    def bfd_peers(self, ns: int) -> Any:
+        """``show bfd peers json`` of one switch's ``bfdd``."""
+        out = frr.vtysh(self.dirs[ns], ["show bfd peers json"], daemon="bfdd")
+        try:
+            return json.loads(out)
+        except ValueError as err:
+            msg = f"bfdd on {self.dirs[ns].namespace}: unreadable show bfd peers json"
+            raise BackendError(msg, err) from err
+
+    def bfd_downs(self) -> int:
+        """Session-down events of every live ``bfdd`` so far (flaps, when nothing failed)."""
+        total = 0
+        for ns, ds in self.daemons.items():
+            if any(d.name == "bfdd" for d in ds):
+                out = frr.vtysh(self.dirs[ns], ["show bfd peers counters json"], daemon="bfdd")
+                total += sum(int(p.get("session-down", 0)) for p in json.loads(out))
+        return total
+
+    def _bfd_pending(self, want: dict[int, frozenset[str]]) -> dict[int, frozenset[str]]:
+        """Of the sessions in ``want``, those not up yet (per switch)."""
+        left = {ns: ports - bfd_up(self.bfd_peers(ns)) for ns, ports in want.items()}
+        return {ns: ports for ns, ports in left.items() if ports}
 
     def _check_daemons(self) -> None:
         """A daemon that died on its own is an environment error, named with its log."""

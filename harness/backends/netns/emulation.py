@@ -107,7 +107,7 @@ class Emulation:
         purpose: str = "run",
         root: Path | None = None,
         control: str = "sm",
-        bfd: str = "auto",
+        bfd: str = "off",
     ) -> None:
         self.fabric = fabric
         self.control = control  # routing: sm (static tables) or bgp (FRR on every switch)

@@ -340,7 +340,8 @@ class FaultEngine:
 
         sm: the sweep (after the sweep delay) installs them.  bgp: the servers'
         static routes are swept and the FIB of every live switch is watched until
-        it holds exactly the converged tables (every prefix, every next hop).
+        it holds exactly the converged tables (every prefix, every next hop), and
+        with BFD on until every BFD session between live switches is up.
         """
         if self.changed_at is None:
             return 0.0
@@ -351,7 +352,10 @@ class FaultEngine:
         bgp = self.emu.bgp
         if bgp is not None:
             left = timeout - (time.monotonic() - self.changed_at)
-            bgp.converge(compute(self.emu.built, self.alive()), self.live_switches(), max(left, 0))
+            alive = self.alive()
+            bgp.converge(
+                compute(self.emu.built, alive), self.live_switches(), max(left, 0), alive=alive
+            )
         took = time.monotonic() - self.changed_at
         self.changed_at = None
         if took > timeout:

@@ -255,9 +255,16 @@ def _tail(path: Path, lines: int = 3) -> str:
         return ""
 
 
-def vtysh(switch: SwitchDir, commands: Sequence[str], *, timeout: float = VTYSH_TIMEOUT_S) -> str:
-    """Run vtysh commands against one switch's daemons (through their vty sockets)."""
-    argv = [VTYSH, "--vty_socket", str(switch.vty)]
+def vtysh(
+    switch: SwitchDir,
+    commands: Sequence[str],
+    *,
+    timeout: float = VTYSH_TIMEOUT_S,
+    daemon: str | None = None,
+) -> str:
+    """Run vtysh commands against one switch's daemons (or only ``daemon``) through their
+    vty sockets."""
+    argv = [VTYSH, "--vty_socket", str(switch.vty), *(["-d", daemon] if daemon else [])]
     for c in commands:
         argv += ["-c", c]
     try:

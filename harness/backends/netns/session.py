@@ -66,14 +66,20 @@ def status(root: Path | None = None) -> list[RunInfo]:
 
 
 def up(
-    fabric: Fabric, *, scale: float = DEFAULT_SCALE, root: Path | None = None, control: str = "sm"
+    fabric: Fabric,
+    *,
+    scale: float = DEFAULT_SCALE,
+    root: Path | None = None,
+    control: str = "sm",
+    bfd: str = "off",
 ) -> Emulation:
     """Build ``fabric`` and leave it running (detached) after this process ends.
 
-    ``control`` ``bgp`` starts FRR on every switch; its daemons stay with the
-    namespaces and are ended by PID on ``down`` (they are in the ledger).
+    ``control`` ``bgp`` starts FRR on every switch (with ``bfd`` as ``routing:
+    {bfd: ...}`` says); its daemons stay with the namespaces and are ended by
+    PID on ``down`` (they are in the ledger).
     """
-    emu = Emulation(fabric, scale=scale, purpose="emulate", root=root, control=control)
+    emu = Emulation(fabric, scale=scale, purpose="emulate", root=root, control=control, bfd=bfd)
     with cleanup_on_signals():
         emu.up()
         assert emu.ledger is not None
