@@ -89,12 +89,32 @@ def leaf_set_uplink_ratio(uplinks: tuple[FloatArray, FloatArray], leaves: set[in
 
 def nic_rates(fabric: Fabric, obs: Observation, comp: IntArray) -> FloatArray:
     """Per element: usable rate of a rail NIC in GB/s (live ports, PCIe path); 0 else."""
+    ports, path = nic_rate_terms(fabric, obs, comp)
+    rate = nic_rate(ports, path)
+    rate = np.where((fabric.kind == int(Kind.NIC)) & obs.element_up, rate, 0.0)
+    rate.flags.writeable = False
+    return rate
+
+
+def nic_rate(ports: FloatArray, path: FloatArray) -> FloatArray:
+    """A live NIC's rate (GB/s) from its live port Gb/s and its PCIe path Gb/s."""
+    out: FloatArray = np.minimum(ports, path) / 8.0
+    return out
+
+
+def nic_rate_terms(
+    fabric: Fabric, obs: Observation, comp: IntArray
+) -> tuple[FloatArray, FloatArray]:
+    """Per element: the Gb/s of a NIC's live access ports (to a live switch) and of its PCIe
+    path (its PCIe link, and what the GPUs behind that PCIe switch can feed it)."""
     f = fabric
     up, cap = obs.element_up, obs.link_capacity
     n = f.n_elements
     acc = f.links_by_kind[LinkKind.ACCESS]
     ok = comp[f.link_b[acc]] >= 0
-    ports = np.bincount(f.link_a[acc], weights=cap[acc] * ok, minlength=n)
+    ports: FloatArray = np.bincount(f.link_a[acc], weights=cap[acc] * ok, minlength=n).astype(
+        np.float64
+    )
     pcie = f.links_by_kind[LinkKind.PCIE]
     a, b = f.link_a[pcie], f.link_b[pcie]
     from_gpu = f.kind[a] == int(Kind.GPU)
@@ -104,10 +124,8 @@ def nic_rates(fabric: Fabric, obs: Observation, comp: IntArray) -> FloatArray:
     nic_pcie[a[from_nic]] = cap[pcie][from_nic] * up[b[from_nic]]
     gpu_of_nic = np.zeros(n)
     gpu_of_nic[a[from_nic]] = gpu_side[b[from_nic]]
-    rate = np.minimum(np.minimum(ports, nic_pcie), gpu_of_nic) / 8.0
-    rate = np.where((f.kind == int(Kind.NIC)) & up, rate, 0.0)
-    rate.flags.writeable = False
-    return rate
+    path: FloatArray = np.minimum(nic_pcie, gpu_of_nic)
+    return ports, path
 
 
 def nvlink_rates(fabric: Fabric, obs: Observation) -> FloatArray:

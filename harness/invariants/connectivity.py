@@ -8,7 +8,10 @@ server are judged by NVLink and PCIe inside the server.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections import defaultdict
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from networkx.utils import UnionFind
@@ -53,10 +56,22 @@ def gpu_reach(fabric: Fabric, view: ServerView) -> tuple[Reach, Reach]:
 def gpu_pairs_disconnected(fabric: Fabric, view: ServerView, reach: Reach) -> int:
     """GPU pairs (dead GPUs included) that cannot talk, given each GPU's reach."""
     f = fabric
-    sizes: dict[frozenset[int], int] = defaultdict(int)
-    for g in f.gpus.tolist():
-        sizes[reach[g]] += 1
-    keys = list(sizes)
+    sizes: Counter[frozenset[int]] = Counter(reach[g] for g in f.gpus.tolist())
+    bad = cross_bad_pairs(sizes)
+    # same-server pairs: judged by NVLink/PCIe, not by the fabric
+    damaged = view.damaged_servers
+    for srv in f.servers.tolist():
+        gpus = view.parts(srv, Kind.GPU)
+        if srv not in damaged and all(reach[g] and reach[g] == reach[gpus[0]] for g in gpus):
+            continue  # all talk over NVLink and all share fabric components
+        bad += server_pairs_term(intra_bad_pairs(view, srv), [reach[g] for g in gpus])
+    return bad
+
+
+def cross_bad_pairs(sizes: Mapping[frozenset[int], int]) -> int:
+    """GPU pairs with disjoint reach, counting pairs of one server too (``sizes``: GPUs per
+    reach set); :func:`server_pairs_term` turns a server's own pairs into its verdict."""
+    keys = [k for k, v in sizes.items() if v]
     bad = 0
     for i, a in enumerate(keys):
         na = sizes[a]
@@ -65,19 +80,13 @@ def gpu_pairs_disconnected(fabric: Fabric, view: ServerView, reach: Reach) -> in
         for b in keys[i + 1 :]:
             if not (a & b):
                 bad += na * sizes[b]
-    # same-server pairs: judged by NVLink/PCIe, not by the fabric
-    damaged = view.damaged_servers
-    for srv in f.servers.tolist():
-        gpus = view.parts(srv, Kind.GPU)
-        n = len(gpus)
-        if srv not in damaged and all(reach[g] and reach[g] == reach[gpus[0]] for g in gpus):
-            continue  # all talk over NVLink and all share fabric components
-        fabric_bad = sum(
-            1 for x in range(n) for y in range(x + 1, n) if not (reach[gpus[x]] & reach[gpus[y]])
-        )
-        intra_ok = sum(len(gr) * (len(gr) - 1) // 2 for gr in view.intra_groups(srv))
-        bad += (n * (n - 1) // 2 - intra_ok) - fabric_bad
     return bad
+
+
+def server_pairs_term(intra_bad: int, reach: Sequence[frozenset[int]]) -> int:
+    """What one server adds to :func:`cross_bad_pairs`: its GPU pairs are judged by NVLink
+    and PCIe (``intra_bad`` of them cannot talk), not by the fabric (``reach`` per GPU)."""
+    return intra_bad - cross_bad_pairs(Counter(reach))
 
 
 def intra_bad_pairs(view: ServerView, server: int) -> int:

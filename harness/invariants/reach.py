@@ -225,13 +225,20 @@ class UpDownIndex:
         "_order",
         "_peaks",
         "_pos",
+        "_relevant",
         "_row_keys",
         "_up",
         "complete",
     )
 
-    def __init__(self, fabric: Fabric, obs: Observation, leaves: Iterable[int]) -> None:
-        ul = up_links(fabric, obs)
+    def __init__(
+        self,
+        fabric: Fabric,
+        obs: Observation,
+        leaves: Iterable[int],
+        links: UpLinks | None = None,
+    ) -> None:
+        ul = up_links(fabric, obs) if links is None else links  # ``links``: of ``obs``, reused
         self._pos = ul.pos
         self._up, self._down, self._lower = ul.up, ul.down, ul.lower
         self._order = [-t for t in ul.tier]  # sort key: higher tiers first
@@ -246,6 +253,15 @@ class UpDownIndex:
                 keys.setdefault(key, []).append(c)
         self._keys = keys
         self._key_of = {c: key for key, members in keys.items() for c in members}
+        # the leaves that matter and every switch above them: nothing else changes their rows
+        relevant = [False] * len(ul.tier)
+        stack = [c for members in keys.values() for c in members]
+        while stack:
+            c = stack.pop()
+            if not relevant[c]:
+                relevant[c] = True
+                stack.extend(z for z, _ in ul.up[c])
+        self._relevant = relevant
         row_keys: dict[int, set[tuple[int, ...]]] = {}
         for key, members in keys.items():
             row_keys.setdefault(peaks_of[members[0]], set()).add(key)
@@ -256,8 +272,9 @@ class UpDownIndex:
         """Whether removing the switches ``dead`` and the cables ``cut`` (element and link
         indices) leaves two of the leaves that matter without a shared peak."""
         pos = self._pos
-        gone = {int(pos[x]) for x in dead if pos[x] >= 0}
-        cut_set = {link for link in cut if link in self._lower}
+        rel = self._relevant
+        gone = {int(pos[x]) for x in dead if pos[x] >= 0 and rel[pos[x]]}
+        cut_set = {link for link in cut if link in self._lower and rel[self._lower[link]]}
         cut_lower = {self._lower[link] for link in cut_set}
         stack = [y for c in gone for y in self._down[c]] + list(cut_lower)
         affected: set[int] = set()

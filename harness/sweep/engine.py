@@ -4,25 +4,38 @@ The naive way to sweep single failures copies the graph, removes the element
 and recomputes components and job survival from scratch: one graph search per
 case.  :class:`CaseEvaluator` does one linear pass instead:
 
-1. the base state is analysed once (components of the switch graph, which NIC
-   ports reach which component, which GPUs have no fabric path, which jobs are
-   already lost, the leaves' uplink capacity, the ring flows of the jobs);
-2. the articulation points and bridges of the live switch graph are found once
-   (networkx, linear time).  A case that removes neither leaves every
-   component as it was, so its effect is local: the NIC ports it takes down,
-   the GPUs that lose their last path, the jobs that use those NICs, the
-   uplink capacity it removes.  That is computed in time proportional to what
-   the case touches;
-3. a case that does split the switch graph (an articulation point, a bridge,
-   or for pairs a 2-cut), or that starts from a base whose NICs already sit in
-   several components, is evaluated by the full :class:`~harness.analysis.Analysis`
-   (``exact`` path), so results are always exact; the row says which path ran.
+1. the base state is analysed once (which leaves reach which under the path
+   rule, which NIC ports reach which *class* of leaves, which GPUs have no
+   fabric path, which jobs are already lost, the leaves' uplink capacity, the
+   flows of the jobs);
+2. when every live NIC port of the base reaches exactly one class of leaves
+   (one class on a connected fabric; one per plane on a dual-ToR fabric,
+   whose NIC ports ``p`` all hang on the leaves of plane ``p``), each class
+   gets an up-down index (:class:`~harness.invariants.reach.UpDownIndex`;
+   under ``shortest`` the articulation points and bridges of the switch
+   graph).  A case that splits no class has a local effect: the NIC ports it
+   takes down (what the GPUs behind them still reach, per class; which jobs
+   lose a NIC or a plane), the uplink capacity it removes, and the bandwidth
+   of the jobs whose flows it touches.  That is computed in time
+   proportional to what the case touches; when no flow of any job crosses
+   two leaves, only the flows of the NICs that lost ports are evaluated
+   again (:class:`~harness.invariants.traffic.LeafLocalFlows`), otherwise
+   the flows are placed again on the case's fabric;
+3. a case that does split a class (an articulation point, a bridge, or for
+   pairs a 2-cut), or a base whose NIC ports reach several classes at once
+   (a valley, say), is evaluated by the full
+   :class:`~harness.analysis.Analysis` (``exact`` path), so results are
+   always exact; the row says which path ran.
 
-The tests compare both paths case by case.
+The tests compare both paths case by case (``tests/unit/test_sweep.py`` on
+every case of small fabrics, ``tests/properties/test_prop_sweep.py`` on drawn
+fabrics, faults, jobs, path rules, forwarding models and the bisection).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from collections import defaultdict
 from collections.abc import Iterable
 from collections.abc import Sequence
@@ -45,18 +58,26 @@ from harness.faults import Fault
 from harness.faults import FaultKind
 from harness.faults import FaultState
 from harness.invariants import bandwidth
+from harness.invariants.capacity import nic_rate
+from harness.invariants.capacity import nic_rate_terms
+from harness.invariants.connectivity import cross_bad_pairs
 from harness.invariants.connectivity import intra_bad_pairs
+from harness.invariants.connectivity import server_pairs_term
 from harness.invariants.reach import PathRule
+from harness.invariants.reach import Signature
 from harness.invariants.reach import UpDownIndex
+from harness.invariants.reach import up_links
 from harness.invariants.topology import components
 from harness.invariants.traffic import DEFAULT_FORWARDING
 from harness.invariants.traffic import Forwarding
+from harness.invariants.traffic import LeafLocalFlows
 from harness.invariants.verdicts import tolerant
 from harness.jobs import Job
 from harness.observation import Observation
 from harness.selectors import Selector
 
 COMPUTE_CABLES = (LinkKind.ACCESS, LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE)
+_SWITCH_KIND_CODES = frozenset(int(k) for k in COMPUTE_SWITCH_KINDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +177,20 @@ class CaseResult:
         return " + ".join(f.category(fabric) for f in self.failures)
 
 
+@dataclass(frozen=True, slots=True)
+class _ServerReach:
+    """A server's GPUs in the base: their NICs, what they reach (direct, PXN), NVLink groups
+    (positions), the pairs that cannot talk inside it, and its pair terms (direct, PXN)."""
+
+    gpus: list[int]
+    nics: list[tuple[int, ...]]
+    direct: list[Signature]
+    pxn: list[Signature]
+    groups: list[list[int]]
+    intra: int
+    terms: tuple[int, int]
+
+
 class CaseEvaluator:
     """Evaluate failure cases on top of a base fault state.
 
@@ -204,16 +239,44 @@ class CaseEvaluator:
         return frozenset(self.base.jobs_lost())
 
     @cached_property
+    def _classes(self) -> dict[int, list[int]] | None:
+        """Class -> the leaves of the base's live NIC ports in it, when every such port's
+        signature is one class (None otherwise).
+
+        Then the leaves of one class all reach each other and those of two
+        classes never do: one class on a connected fabric, one per plane on a
+        dual-ToR fabric's planes.  A case that leaves every class whole
+        (:meth:`_splits`) changes only the ports it takes down.
+        """
+        f = self.fabric
+        out: dict[int, set[int]] = defaultdict(set)
+        for nic, ports in self._ports.items():
+            sigs = self.base.nic_ports.get(nic, {})
+            for port, link in ports.items():
+                sig = sigs.get(port, frozenset())
+                if len(sig) != 1:
+                    return None
+                out[next(iter(sig))].add(int(f.link_b[link]))
+        return {c: sorted(v) for c, v in sorted(out.items())}
+
+    @property
     def _single_component(self) -> bool:
         """True when every live NIC port of the base reaches every other one, under the
         path rule, as one class (one and the same component under ``shortest``)."""
-        sigs = {s for ports in self.base.nic_ports.values() for s in ports.values()}
-        return len(sigs) <= 1 and all(len(s) == 1 for s in sigs)
+        return self._classes is not None and len(self._classes) <= 1
 
     @cached_property
-    def _updown(self) -> UpDownIndex:
-        """Up-down reachability of the base's leaves with live NIC ports, for fast checks."""
-        return UpDownIndex(self.fabric, self.base.obs, self._leaf_ports.keys())
+    def _updown(self) -> tuple[UpDownIndex, ...]:
+        """Up-down reachability of each class's leaves, for fast checks (one up-link table)."""
+        links = up_links(self.fabric, self.base.obs)
+        return tuple(
+            UpDownIndex(self.fabric, self.base.obs, leaves, links)
+            for leaves in (self._classes or {}).values()
+        )
+
+    def _updown_breaks(self, dead: Sequence[int], cut: Sequence[int]) -> bool:
+        """Whether removing switches ``dead`` and cables ``cut`` splits a class (up-down)."""
+        return any(ix.breaks(dead, cut) for ix in self._updown)
 
     @cached_property
     def _switch_graph(self) -> tuple[nx.MultiGraph, frozenset[int], frozenset[int]]:
@@ -389,10 +452,10 @@ class CaseEvaluator:
     def prepare(self) -> None:
         """Do the one linear pass now (otherwise it happens on the first case)."""
         _ = (
-            self._switch_graph, self._ports, self._leaf_ports, self._gpu_state,
+            self._ports, self._leaf_ports, self._gpu_state,
             self._base_pairs, self._gpu_totals, self._leaf_pos, self._base_uplink,
             self._uplinks, self._flows, self._busbw, self._storage, self._base_lost,
-            self._single_component,
+            self._classes, self._updown if self.paths == "up-down" else self._switch_graph,
         )  # fmt: skip
 
     # -- evaluation ----------------------------------------------------------------
@@ -400,17 +463,21 @@ class CaseEvaluator:
         """Does the case split the live switch graph (under ``up-down``: leave two leaves
         with live NIC ports without an up-down path)?"""
         f = self.fabric
-        g, aps, bridges = self._switch_graph
-        nodes = [x.index for x in failures if x.kind == "element" and x.index in g]
+        nodes = [x.index for x in failures if x.kind == "element" and self._live_switch(x.index)]
         links = [x.index for x in failures if x.kind != "element"
                  and f.link_kind[x.index] != int(LinkKind.ACCESS)]  # fmt: skip
         if len(nodes) + len(links) == 0:
             return False
         if self.paths == "up-down":
-            return self._updown.breaks(nodes, links)
+            return self._updown_breaks(nodes, links)
+        _, aps, bridges = self._switch_graph
         if len(nodes) + len(links) == 1:
             return bool(nodes and nodes[0] in aps) or bool(links and links[0] in bridges)
         return self._splits_many(nodes, links)
+
+    def _live_switch(self, i: int) -> bool:
+        """Whether element ``i`` is a live compute switch of the base."""
+        return bool(self.base.up[i]) and int(self.fabric.kind[i]) in _SWITCH_KIND_CODES
 
     @cached_property
     def _switch_arrays(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64],
@@ -446,19 +513,20 @@ class CaseEvaluator:
         cut: its GPUs lose their direct path, the server's multi-server jobs are lost).
         """
         out: list[CaseResult | None] = [None] * len(singles)
-        if not self._single_component or self.bisection:
-            return [self.evaluate([x]) for x in singles]
+        if self._classes is None or self.bisection:
+            return self._one_by_one(singles, out)
         f = self.fabric
-        _, aps, bridges = self._switch_graph
         no_flows = not self._flows.any()
+        one_class = self._single_component
         if self.paths == "up-down":
 
             def split(i: int) -> bool:  # leaves never carry up-down transit traffic
-                return f.kind[i] != int(Kind.LEAF) and self._updown.breaks((i,), ())
+                return f.kind[i] != int(Kind.LEAF) and self._updown_breaks((i,), ())
 
             def cut_splits(i: int) -> bool:
-                return self._updown.breaks((), (i,))
+                return self._updown_breaks((), (i,))
         else:
+            _, aps, bridges = self._switch_graph
 
             def split(i: int) -> bool:
                 return i in aps
@@ -474,9 +542,10 @@ class CaseEvaluator:
             if x.kind == "element":
                 i = x.index
                 k = int(f.kind[i])
-                if k == int(Kind.NIC) and self._bulk_nic(i):
+                if k == int(Kind.NIC) and one_class and self._bulk_nic(i):
                     nics.append((pos, (i,), -1))
-                elif k == int(Kind.LEAF) and no_flows and self.base.up[i] and not split(i):
+                elif (k == int(Kind.LEAF) and one_class and no_flows and self.base.up[i]
+                      and not split(i)):  # fmt: skip
                     behind = tuple(sorted({nic for nic, _ in self._leaf_ports.get(i, [])}))
                     if all(self._bulk_nic(nic) for nic in behind):
                         nics.append((pos, behind, i))
@@ -493,22 +562,54 @@ class CaseEvaluator:
                     cables.append(pos)
             elif lk == int(LinkKind.ACCESS):
                 nic = int(f.link_a[i])
-                if self._bulk_nic(nic):
+                if one_class and self._bulk_nic(nic):
                     nics.append((pos, (nic,), -1))
         self._bulk_cables(singles, cables, out)
         self._bulk_nics(singles, nics, out)
         self._bulk_upper(singles, upper, out)
-        return [r if r is not None else self.evaluate([singles[k]]) for k, r in enumerate(out)]
+        return self._one_by_one(singles, out)
+
+    @cached_property
+    def _by_cable(self) -> dict[int, CaseResult]:
+        """Single cable (or optic) cases evaluated one by one so far, by cable."""
+        return {}
+
+    def _one_by_one(
+        self, singles: Sequence[Failure], out: list[CaseResult | None]
+    ) -> list[CaseResult]:
+        """``out`` with every case still missing evaluated on its own; both optics of a cable
+        and the cable itself take the same capacity away, so they are evaluated once."""
+        done = self._by_cable
+        res: list[CaseResult] = []
+        for x, got in zip(singles, out, strict=True):
+            r = got
+            if r is None and x.kind == "element":
+                r = self.evaluate([x])
+            elif r is None:
+                same = done.get(x.index)
+                if same is None:
+                    same = done[x.index] = self.evaluate([x])
+                r = same
+                if same.failures != (x,):
+                    self.exact_cases += same.exact  # counted as the case it stands for
+                    r = dataclasses.replace(same, failures=(x,))
+            res.append(r)
+        return res
 
     def _bulk_nic(self, nic: int) -> bool:
         f = self.fabric
         srv = int(f.parent[nic])
         return (
-            bool(self.base.up[nic])
+            (not self._flows.any() or not self._multi_server_jobs(srv))  # no flow changes
+            and bool(self.base.up[nic])
             and len(self._ports.get(nic, {})) == 1
             and f.node_spec(nic).nic_ports == 1
             and srv not in self.base.damaged_servers
         )
+
+    def _multi_server_jobs(self, server: int) -> bool:
+        """Whether a job of more than one server (one with flows) runs on ``server``."""
+        return any(len(self.jobs[j].servers) > 1 for j in self._job_of_server.get(server, []))
 
     @cached_property
     def _base_metrics(self) -> tuple[int, int, float, float, float]:
@@ -662,7 +763,7 @@ class CaseEvaluator:
         f = self.fabric
         fast_kinds = COMPUTE_SWITCH_KINDS | {Kind.NIC, Kind.NODE, Kind.STORAGE_SWITCH,
                                              Kind.STORAGE_NIC}  # fmt: skip
-        fast = self._single_component and all(
+        fast = self._classes is not None and all(
             x.kind != "element" or Kind(int(f.kind[x.index])) in fast_kinds for x in failures
         )
         if fast and self._splits(failures):
@@ -686,6 +787,7 @@ class CaseEvaluator:
         s_base, s_healthy, _ = self._storage
         killed = {x.index for x in failures if x.kind == "element"}
         seen_links: set[int] = set()
+        switched = False  # a switch or a switch-to-switch cable goes: routes move
         for x in failures:
             i = x.index
             if x.kind != "element":
@@ -703,6 +805,7 @@ class CaseEvaluator:
                     for nic, port in self._leaf_ports.get(i, []):
                         lost_ports[nic].add(port)
                 elif k in (Kind.SPINE, Kind.CORE):
+                    switched = True
                     for link in f.links_at(i).tolist():
                         if f.link_kind[link] == int(LinkKind.LEAF_SPINE):
                             leaf = f.other_end(link, i)
@@ -724,6 +827,7 @@ class CaseEvaluator:
                 if self.base.cap[i] <= 0:
                     continue
                 lk = LinkKind(int(f.link_kind[i]))
+                switched = switched or lk in (LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE)
                 if lk is LinkKind.ACCESS:
                     lost_ports[int(f.link_a[i])].add(int(f.link_a_port[i]))
                 elif lk is LinkKind.LEAF_SPINE:
@@ -756,7 +860,8 @@ class CaseEvaluator:
             for j in self._job_of_server.get(s, []):
                 new_lost.add(j)
                 reasons.append(f"{self.jobs[j].name}: server {f.ids[s]} is down")
-        for nic in cut | degraded:
+        rejudge: dict[tuple[int, int], list[int]] = defaultdict(list)  # (job, rail) -> NICs
+        for nic in sorted(cut | degraded):
             s = int(f.parent[nic])
             for j in self._job_of_server.get(s, []):
                 job = self.jobs[j]
@@ -766,65 +871,30 @@ class CaseEvaluator:
                     if j not in new_lost:
                         reasons.append(f"{job.name}: {f.ids[nic]} cut off")
                     new_lost.add(j)
-        survivors_degraded = any(
-            j not in new_lost and len(self.jobs[j].servers) > 1
-            for n in degraded
-            for j in self._job_of_server.get(int(f.parent[n]), [])
-        )
-        if survivors_degraded:  # a surviving job runs on a NIC that lost a port
-            return self.evaluate_exact(failures)
+                elif not self._single_component:  # one class: a live port reaches them all
+                    rejudge[j, int(f.rail[nic])].append(nic)
+        for (j, rail), nics in rejudge.items():
+            if j not in new_lost and not self._rail_meets(j, rail, nics, lost_ports):
+                new_lost.add(j)
+                reasons.append(f"{self.jobs[j].name}: {f.ids[nics[0]]} cannot reach the job's "
+                               f"other NICs on rail {rail}")  # fmt: skip
         lost_names = tuple(
             sorted(self.jobs[j].name for j in new_lost if self.jobs[j].name not in self._base_lost)
         )
         # GPU pairs
-        n_s, e_d, e_p, _ = self._gpu_state
-        intra_d, intra_p, inter_d, inter_p = self._base_pairs
-        touched = {int(f.parent[n]) for n in cut} | dead_servers
-        new_e_d = dict.fromkeys(touched, 0)
-        new_e_p = dict.fromkeys(touched, 0)
-        extra_intra = 0
-        for s in touched:
-            gpus = self.base.parts(s, Kind.GPU)
-            if s in dead_servers:
-                new_e_d[s] = new_e_p[s] = len(gpus)
-                extra_intra += len(gpus) * (len(gpus) - 1) // 2 - self._intra_bad(s)
-                continue
-            nics_alive = set()
-            for g in gpus:
-                comps = [
-                    n for n in self.base.gpu_nics(g) if n not in cut and self.base.nic_comps(n)
-                ]
-                if not comps:
-                    new_e_d[s] += 1
-                nics_alive.update(comps)
-            for group in self.base.nvlink_groups(s):
-                usable = [n for g in group for n in self.base.gpu_nics(g)
-                          if n not in cut and self.base.nic_comps(n)]  # fmt: skip
-                if not usable:
-                    new_e_p[s] += len(group)
-            dead_gpus = sum(1 for g in gpus if not up[g])
-            new_e_p[s] += dead_gpus
-        total, ed_base, ep_base = self._gpu_totals
-        ed_total = ed_base + sum(new_e_d[s] - e_d[s] for s in touched)
-        ep_total = ep_base + sum(new_e_p[s] - e_p[s] for s in touched)
-
-        def inter(base_inter: int, base_e: dict[int, int], new_e: dict[int, int], et: int) -> int:
-            base_total_e = ed_base if base_e is e_d else ep_base
-            value = base_inter
-            value -= base_total_e * (total - base_total_e) + base_total_e * (base_total_e - 1) // 2
-            value += et * (total - et) + et * (et - 1) // 2
-            for s in touched:
-                n, old, new = n_s[s], base_e[s], new_e[s]
-                value += old * (n - old) + old * (old - 1) // 2
-                value -= new * (n - new) + new * (new - 1) // 2
-            return value
-
-        pairs_d = intra_d + extra_intra + inter(inter_d, e_d, new_e_d, ed_total)
-        pairs_p = intra_p + extra_intra + inter(inter_p, e_p, new_e_p, ep_total)
+        pairs_d, pairs_p = self._case_pairs(cut | degraded, lost_ports, dead_servers)
         # leaf uplinks
         ratio = self._uplink_ratio(changed_leaves, dead_leaves, dead_servers)
         # bus bandwidth
-        busbw = self._busbw_ratio(changed_leaves, new_lost, failures)
+        moved = (
+            switched
+            or bool(dead_leaves)
+            or any(
+                self._multi_server_jobs(s)
+                for s in {int(f.parent[n]) for n in cut | degraded} | dead_servers
+            )
+        )  # some flow's path, rate or end changes (lost jobs' flows load links too)
+        busbw = self._busbw_ratio(moved, new_lost, failures, degraded, lost_ports)
         # storage
         storage = 1.0
         if storage_hit or dead_servers:
@@ -917,18 +987,33 @@ class CaseEvaluator:
         return float(r[keep].min()) if keep.any() else self._no_uplinks
 
     def _busbw_ratio(
-        self, changed: dict[int, float], lost: set[int], failures: Sequence[Failure]
+        self,
+        moved: bool,
+        lost: set[int],
+        failures: Sequence[Failure],
+        degraded: set[int] = frozenset(),  # type: ignore[assignment]
+        lost_ports: dict[int, set[int]] | None = None,
     ) -> float:
-        """Min bus bandwidth ratio of a fast case: the base's, but for the jobs it loses.
+        """Min bus bandwidth ratio of a fast case: the base's, but for the jobs it loses and
+        those running on a NIC that lost a port (``degraded``).
 
-        When some job's flows cross leaves and the case changes uplinks, the
-        flows are placed again on the case's fabric (static and hashed routes
-        depend on which cables are live), exactly as the full analysis does.
+        When some job's flows cross leaves and the case ``moved`` something
+        they may use (a switch, a switch-to-switch cable, a NIC or server of
+        a job), the flows are placed again on the case's fabric (static and
+        hashed routes depend on which cables are live; lost jobs' flows load
+        the links too), exactly as the full analysis does.  When no flow crosses leaves, jobs share
+        no link and only the flows of the degraded NICs are evaluated again
+        (:class:`~harness.invariants.traffic.LeafLocalFlows`).
         """
         if not self.jobs:
             return 1.0
         base, _ = self._busbw
-        if changed and self._flows.any():
+        f = self.fabric
+        hit = sorted({
+            j for n in degraded for j in self._job_of_server.get(int(f.parent[n]), [])
+            if j not in lost and base[j] > 0 and len(self.jobs[j].servers) > 1
+        })  # fmt: skip
+        if moved and self._flows.any():
             a = self._case_analysis(failures)
             return self._min_busbw(np.array([
                 0.0 if j in lost or base[j] <= 0 else bandwidth.job_busbw_gbs(
@@ -938,7 +1023,172 @@ class CaseEvaluator:
         bw = base.copy()
         for j in lost:
             bw[j] = 0.0
+        for j in hit:
+            bw[j] = self._local_busbw(j, degraded, lost_ports or {})
         return self._min_busbw(bw)
+
+    def _local_busbw(self, j: int, degraded: set[int], lost_ports: dict[int, set[int]]) -> float:
+        """Job ``j``'s bus bandwidth (GB/s) once ``degraded`` NICs lost ``lost_ports`` (no flow
+        of any job crosses leaves): as :func:`harness.invariants.bandwidth.job_busbw_gbs`."""
+        f = self.fabric
+        servers = set(self.jobs[j].servers)
+        mine = [n for n in degraded if int(f.parent[n]) in servers]
+        rates = {n: self._case_rate(n, lost_ports[n]) for n in mine}
+        slots = {n: {max(p, 1) - 1 for p in lost_ports[n]} for n in mine}
+        per = self._local_flows(j).busbw(rates, slots)
+        return float(min(min(per.values(), default=np.inf), self._nvlink_gbs[j]))
+
+    def _local_flows(self, j: int) -> LeafLocalFlows:
+        got = self._local_cache.get(j)
+        if got is None:
+            got = self._local_cache[j] = LeafLocalFlows(
+                self.base.network, self.jobs[j], self.forwarding
+            )
+        return got
+
+    @cached_property
+    def _local_cache(self) -> dict[int, LeafLocalFlows]:
+        return {}
+
+    @cached_property
+    def _nvlink_gbs(self) -> list[float]:
+        """Per job: its GPUs' least one-way bandwidth inside their server (GB/s; 0: none)."""
+        b = self.base
+        return [
+            min((b.intra_gbs(g) for s in job.servers for g in b.parts(s, Kind.GPU)), default=0.0)
+            for job in self.jobs
+        ]
+
+    @cached_property
+    def _nic_terms(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Per element: a NIC's live port Gb/s and PCIe path Gb/s in the base."""
+        return nic_rate_terms(self.fabric, self.base.obs, self.base.switch_component)
+
+    def _case_rate(self, nic: int, lost: set[int]) -> float:
+        """A live NIC's rate (GB/s) once it lost the ports ``lost``, as the full analysis
+        computes it (its live ports' Gb/s summed in cable order)."""
+        ports = 0.0
+        for port, link in sorted(self._ports.get(nic, {}).items(), key=lambda pl: pl[1]):
+            if port not in lost:
+                ports += float(self.base.cap[link])
+        _, path = self._nic_terms
+        return float(nic_rate(np.array([ports]), path[nic : nic + 1])[0])
+
+    def _case_ports(self, nic: int, lost_ports: dict[int, set[int]]) -> dict[int, Signature]:
+        """A NIC's live ports and their signatures once the case took ``lost_ports``."""
+        ports = self.base.nic_ports.get(nic, {})
+        lost = lost_ports.get(nic)
+        return {p: sig for p, sig in ports.items() if p not in lost} if lost else ports
+
+    def _case_comps(self, nic: int, lost_ports: dict[int, set[int]]) -> Signature:
+        if nic not in lost_ports:
+            return self.base.nic_comps(nic)
+        return frozenset().union(*self._case_ports(nic, lost_ports).values())
+
+    @cached_property
+    def _rail_sigs(self) -> dict[tuple[int, int], Counter[Signature]]:
+        """(job, rail) -> how many of the job's NICs on that rail reach each signature."""
+        f = self.fabric
+        b = self.base
+        out: dict[tuple[int, int], Counter[Signature]] = defaultdict(Counter)
+        for j, job in enumerate(self.jobs):
+            for s in job.servers:
+                if b.up[s]:
+                    for n in b.parts(s, Kind.NIC):
+                        out[j, int(f.rail[n])][b.nic_comps(n)] += 1
+        return out
+
+    def _rail_meets(
+        self, j: int, rail: int, nics: Sequence[int], lost_ports: dict[int, set[int]]
+    ) -> bool:
+        """Whether the job's NICs on ``rail`` still all reach each other once the tolerant
+        ``nics`` lost ports (the job was whole in the base): what
+        :func:`harness.invariants.verdicts.judge` checks of a NIC that keeps a live port."""
+        sigs = self._rail_sigs[j, rail].copy()
+        for n in nics:
+            sigs[self.base.nic_comps(n)] -= 1
+            sigs[self._case_comps(n, lost_ports)] += 1
+        keys = [k for k, v in sigs.items() if v > 0]
+        return all(a & b for i, a in enumerate(keys) for b in keys[i + 1 :])
+
+    @cached_property
+    def _reach_counts(self) -> tuple[Counter[Signature], Counter[Signature]]:
+        """How many GPUs reach each set of classes in the base: directly, with PXN."""
+        direct, pxn = self.base.gpu_reach
+        return Counter(direct.values()), Counter(pxn.values())
+
+    def _case_pairs(
+        self, nics: set[int], lost_ports: dict[int, set[int]], dead_servers: set[int]
+    ) -> tuple[int, int]:
+        """GPU pairs that cannot talk (direct, with PXN) once ``nics`` lost ``lost_ports``
+        and ``dead_servers`` died: the base's, redone for the servers they touch."""
+        f = self.fabric
+        intra_d, intra_p, inter_d, inter_p = self._base_pairs
+        touched = sorted({int(f.parent[n]) for n in nics} | dead_servers)
+        if not touched:
+            return intra_d + inter_d, intra_p + inter_p
+        counts: list[Counter[Signature]] | None = None
+        terms = [0, 0]
+        empty: Signature = frozenset()
+        for s in touched:
+            sv = self._server_reach(s)
+            n = len(sv.gpus)
+            if s in dead_servers:
+                new = ([empty] * n, [empty] * n)
+                intra_new = n * (n - 1) // 2
+            else:
+                d = list(sv.direct)
+                for i, own in enumerate(sv.nics):
+                    if any(x in lost_ports for x in own):
+                        d[i] = empty.union(*(self._case_comps(x, lost_ports) for x in own))
+                if d == sv.direct:
+                    continue
+                p = [empty] * n
+                for group in sv.groups:
+                    union = empty.union(*(d[i] for i in group))
+                    for i in group:
+                        p[i] = union
+                new = (d, p)
+                intra_new = sv.intra
+            if counts is None:
+                counts = [c.copy() for c in self._reach_counts]
+            for k, old in enumerate((sv.direct, sv.pxn)):
+                for o, w in zip(old, new[k], strict=True):
+                    if o != w:
+                        counts[k][o] -= 1
+                        counts[k][w] += 1
+                terms[k] += server_pairs_term(intra_new, new[k]) - sv.terms[k]
+        if counts is None:
+            return intra_d + inter_d, intra_p + inter_p
+        base_cross = self._base_cross
+        pairs_d = intra_d + inter_d - base_cross[0] + cross_bad_pairs(counts[0]) + terms[0]
+        pairs_p = intra_p + inter_p - base_cross[1] + cross_bad_pairs(counts[1]) + terms[1]
+        return pairs_d, pairs_p
+
+    def _server_reach(self, server: int) -> _ServerReach:
+        got = self._server_cache.get(server)
+        if got is None:
+            b = self.base
+            gpus = b.parts(server, Kind.GPU)
+            at = {g: i for i, g in enumerate(gpus)}
+            direct, pxn = b.gpu_reach
+            d = [direct[g] for g in gpus]
+            p = [pxn[g] for g in gpus]
+            intra = self._intra_bad(server)
+            got = self._server_cache[server] = _ServerReach(
+                gpus, [tuple(b.gpu_nics(g)) for g in gpus], d, p,
+                [[at[g] for g in group] for group in b.nvlink_groups(server)], intra,
+                (server_pairs_term(intra, d), server_pairs_term(intra, p)),
+            )  # fmt: skip
+        return got
+
+    @cached_property
+    def _server_cache(self) -> dict[int, _ServerReach]:
+        return {}
+
+    @cached_property
+    def _base_cross(self) -> tuple[int, int]:
+        return cross_bad_pairs(self._reach_counts[0]), cross_bad_pairs(self._reach_counts[1])
 
     def _case_analysis(self, failures: Sequence[Failure]) -> Analysis:
         state = self.state

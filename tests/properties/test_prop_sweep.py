@@ -1,0 +1,101 @@
+"""The sweep's fast paths give the full analysis's answer on any small fabric, base and case.
+
+:class:`~harness.sweep.engine.CaseEvaluator` answers most cases without a full
+:class:`~harness.analysis.Analysis` (bulk paths, one up-down index per class of
+leaves, ports judged per plane, flows of the degraded NICs only); its
+``evaluate_exact`` is that full analysis.  Hypothesis draws two-tier,
+three-tier and dual-ToR fabrics, faults already present, jobs (per SU or one
+job over drawn servers, with or without port failover), the path rule, the
+forwarding model and the bisection, then compares every field of every drawn
+single case and pair.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from hypothesis import given
+from hypothesis import note
+from hypothesis import settings
+from hypothesis import strategies as st
+
+from harness import strategies as hst
+from harness.fabric import Fabric
+from harness.faults import FaultState
+from harness.invariants.reach import PATH_RULES
+from harness.invariants.traffic import FORWARDINGS
+from harness.jobs import JobSpec
+from harness.jobs import resolve_jobs
+from harness.sweep import CATEGORIES
+from harness.sweep import CaseEvaluator
+from harness.sweep import CaseResult
+from harness.sweep.cases import single_failures
+
+FIELDS = tuple(f.name for f in dataclasses.fields(CaseResult) if f.name not in ("exact", "reasons"))
+
+
+def mismatches(fast: CaseResult, exact: CaseResult) -> list[str]:
+    """The fields in which two results of one case differ (floats to 1e-9)."""
+    out = []
+    for name in FIELDS:
+        a, b = getattr(fast, name), getattr(exact, name)
+        if isinstance(a, float) and isinstance(b, float):
+            same = math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+        else:
+            same = a == b
+        if not same:
+            out.append(f"{' + '.join(fast.ids)}: {name} fast={a!r} exact={b!r}")
+    return out
+
+
+@st.composite
+def jobs_of(draw: st.DrawFn, f: Fabric) -> tuple[JobSpec, ...]:
+    if draw(st.booleans(), label="per-su"):
+        return (JobSpec(per_su=True),)
+    servers = [f.ids[i] for i in f.servers.tolist()]
+    nodes = draw(st.lists(st.sampled_from(servers), min_size=1, max_size=6, unique=True))
+    failover = draw(st.sampled_from(("none", "port")), label="failover")
+    return (JobSpec(name="wide", nodes=tuple(nodes), failover=failover),)
+
+
+@st.composite
+def evaluators(draw: st.DrawFn) -> CaseEvaluator:
+    f = draw(hst.fabrics(["two-tier", "three-tier", "dual-tor"], storage=True), label="fabric")
+    kinds = ("kill", "drain", "cut", "optic", "degrade")
+    base = draw(hst.fault_sets(f, kinds, min_size=0, max_size=3), label="base")
+    state = FaultState.healthy(f)
+    for fault in base:
+        state = state.inject(fault)
+    specs = draw(jobs_of(f), label="jobs")
+    ev = CaseEvaluator(
+        f, resolve_jobs(specs, f), state,
+        bisection=f.n_sus >= 2 and draw(st.booleans(), label="bisection"),
+        paths=draw(st.sampled_from(PATH_RULES), label="paths"),
+        forwarding=draw(st.sampled_from(FORWARDINGS), label="forwarding"),
+    )  # fmt: skip
+    note(f"{f.name}: base {[x.describe() for x in base]}, jobs {specs}, paths {ev.paths}, "
+         f"forwarding {ev.forwarding}, bisection {ev.bisection}")  # fmt: skip
+    return ev
+
+
+@settings(max_examples=40, deadline=None)
+@given(ev=evaluators(), data=st.data())
+def test_fast_cases_equal_the_full_analysis(ev: CaseEvaluator, data: st.DataObject) -> None:
+    singles = single_failures(ev.fabric, CATEGORIES)
+    picked = data.draw(
+        st.lists(st.integers(0, len(singles) - 1), min_size=1, max_size=25, unique=True),
+        label="singles",
+    )
+    chosen = [singles[k] for k in sorted(picked)]
+    problems = []
+    for fast, x in zip(ev.evaluate_singles(chosen), chosen, strict=True):
+        problems += mismatches(fast, ev.evaluate_exact([x]))
+    pairs = data.draw(
+        st.lists(st.tuples(st.sampled_from(singles), st.sampled_from(singles)), max_size=6),
+        label="pairs",
+    )
+    for a, b in pairs:
+        if a != b:
+            problems += mismatches(ev.evaluate([a, b]), ev.evaluate_exact([a, b]))
+    assert problems == []
