@@ -28,6 +28,16 @@ with like on a noisy machine):
    before the change); then the same with a fault already present
    (``kill su02/leaf-r1``), where every case is judged against that state.
 
+4. whole ``harness`` processes, as a user runs them (interpreter start and
+   imports included; wall and CPU time of the child): ``harness sweep
+   hpn-dual-tor``, ``harness risk hpn-dual-tor`` with its N+1 margin,
+   ``harness sweep seed-a800 --bisection --state "kill su02/leaf-r1"``,
+   ``harness sweep clos-100k``, next to ``harness --help`` (start-up alone).
+   The peer of each in the same run is the full analysis per case
+   (``CaseEvaluator.evaluate_exact``, what every dual-ToR case cost before it
+   had a fast path) on a seeded sample, extrapolated to all cases; the
+   sampled cases are compared with the fast answers.
+
 A final table lists every target with PASS/MISS.
 """
 
@@ -35,7 +45,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import math
+import os
 import random
+import resource
+import shutil
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -61,7 +76,9 @@ from harness.fabric.model import Fabric
 from harness.jobs import Job
 from harness.jobs import JobSpec
 from harness.jobs import resolve_jobs
+from harness.sweep import CaseEvaluator
 from harness.sweep import CaseResult
+from harness.sweep import Failure
 from harness.sweep import SweepResult
 from harness.sweep import sweep
 
@@ -77,6 +94,8 @@ TARGET_BIG_S = 60.0
 AIM_BIG_S = 10.0
 TARGET_BIG_BYTES = 6 * GIB
 TARGET_RISK_S = 2.0
+TARGET_PROCESS_S = {"hpn-sweep": 2.0, "hpn-risk": 2.0, "seed-bisection": 10.0, "clos-sweep": 10.0}
+HPN_CHANGE = "drain plane1/spine-01"
 
 
 # -- the naive method --------------------------------------------------------------------
@@ -576,6 +595,110 @@ def bench_risk(args: argparse.Namespace, lines: list[Line]) -> None:
                       f"< {TARGET_RISK_S:.0f} s", t < TARGET_RISK_S))  # fmt: skip
 
 
+# -- whole processes -------------------------------------------------------------------
+def run_process(argv: Sequence[str]) -> tuple[float, float, int]:
+    """Run ``harness ARGV`` to the end: (wall seconds, CPU seconds of the child, exit code)."""
+    exe = shutil.which("harness") or str(Path(sys.executable).with_name("harness"))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([exe, *argv], capture_output=True, check=False,
+                          env={**os.environ, "COLUMNS": "100"})  # fmt: skip
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if done.returncode not in (0, 1):
+        print(done.stderr.decode(errors="replace")[-2000:])
+    return wall, cpu, done.returncode
+
+
+def exact_peer(
+    fabric: Fabric, evaluator: CaseEvaluator, singles: Sequence[Failure], sample: int, seed: int
+) -> tuple[float, int, int]:
+    """The full analysis per case on a seeded sample: (seconds extrapolated to all
+    ``singles``, cases timed, cases whose fast answer differs)."""
+    picked = random.Random(seed).sample(range(len(singles)), min(sample, len(singles)))
+    fast = evaluator.evaluate_singles([singles[k] for k in picked])
+    start = time.perf_counter()
+    exact = [evaluator.evaluate_exact([singles[k]]) for k in picked]
+    per = (time.perf_counter() - start) / max(len(picked), 1)
+    differ = sum(1 for a, b in zip(fast, exact, strict=True) if not same_answer(a, b))
+    return per * len(singles), len(picked), differ
+
+
+def same_answer(a: CaseResult, b: CaseResult) -> bool:
+    """Two results of one case agree on every measure (floats to 1e-9)."""
+    for name in ("pairs_disconnected", "pairs_disconnected_direct", "jobs_lost"):
+        if getattr(a, name) != getattr(b, name):
+            return False
+    for name in ("leaf_uplink_ratio", "min_busbw_ratio", "storage_ratio", "bisection_ratio"):
+        x, y = getattr(a, name), getattr(b, name)
+        if (x is None) != (y is None) or (
+            x is not None and not math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
+        ):
+            return False
+    return True
+
+
+def bench_processes(args: argparse.Namespace, lines: list[Line]) -> bool:
+    from harness.faults import Fault
+    from harness.faults import FaultState
+    from harness.risk import DEFAULT_MARGIN_CATEGORIES
+    from harness.sweep.cases import single_failures
+
+    print("== whole harness processes (wall and CPU of the child), and the full analysis "
+          "per case as the peer ==")  # fmt: skip
+    wall, cpu, _ = run_process(["--help"])
+    print(f"harness --help (start-up and imports): {secs(wall)} wall, {secs(cpu)} CPU")
+    lines.append(Line("harness --help (start-up alone)", f"{secs(wall)} ({secs(cpu)} CPU)",
+                      "-", None))  # fmt: skip
+    ok = True
+    hpn = preset("hpn-dual-tor")
+    jobs = resolve_jobs([JobSpec(per_su=True)], hpn)
+    runs: list[tuple[str, str, list[str], Fabric, FaultState, Sequence[str], bool]] = [
+        ("hpn-sweep", "harness sweep hpn-dual-tor", ["sweep", "hpn-dual-tor"], hpn,
+         FaultState.healthy(hpn), CATEGORIES, False),
+        ("hpn-risk", f"harness risk hpn-dual-tor --change '{HPN_CHANGE}' --require-margin 1",
+         ["risk", "hpn-dual-tor", "--change", HPN_CHANGE, "--require-margin", "1",
+          "--budget", args.budget], hpn,
+         FaultState.healthy(hpn).inject(Fault.parse({"drain": "plane1/spine-01"})),
+         DEFAULT_MARGIN_CATEGORIES, False),
+    ]  # fmt: skip
+    seed = preset("seed-a800")
+    runs.append(("seed-bisection",
+                 "harness sweep seed-a800 --bisection --state 'kill su02/leaf-r1'",
+                 ["sweep", "seed-a800", "--bisection", "--state", "kill su02/leaf-r1"], seed,
+                 FaultState.healthy(seed).inject(Fault.parse({"kill": "su02/leaf-r1"})),
+                 CATEGORIES, True))  # fmt: skip
+    if not args.skip_big:
+        runs.append(("clos-sweep", "harness sweep clos-100k", ["sweep", "clos-100k"], None,
+                     None, CATEGORIES, False))  # type: ignore[arg-type]  # fmt: skip
+    for key, text, argv, fabric, state, cats, bisection in runs:
+        wall, cpu, rc = run_process(argv)
+        target = TARGET_PROCESS_S[key]
+        print(f"{text}: {secs(wall)} wall, {secs(cpu)} CPU (exit {rc})")
+        lines.append(Line(text, f"{secs(wall)} ({secs(cpu)} CPU)", f"< {target:.0f} s",
+                          wall < target))  # fmt: skip
+        if fabric is None or args.peer_sample <= 0:
+            continue
+        singles = single_failures(fabric, cats)
+        ev = CaseEvaluator(fabric, resolve_jobs([JobSpec(per_su=True)], fabric), state,
+                           bisection=bisection)  # fmt: skip
+        n = len(singles) * (2 if key == "hpn-risk" else 1)  # risk: after and before the change
+        t_exact, timed, differ = exact_peer(fabric, ev, singles, args.peer_sample, args.seed)
+        t_exact *= n / len(singles)
+        print(f"   peer: full analysis per case on {timed} seeded cases, EXTRAPOLATED to "
+              f"{n:,} cases: {secs(t_exact)} ({t_exact / wall:,.0f}x the whole process); "
+              f"{differ} of the {timed} differ from the fast path")  # fmt: skip
+        lines.append(Line(f"   peer: full analysis per case (EXTRAPOLATED, {n:,} cases)",
+                          f"{secs(t_exact)} = {t_exact / wall:,.0f}x", "-", None))  # fmt: skip
+        lines.append(Line(f"   fast == full analysis ({timed} sampled cases)",
+                          f"{differ} differ", "0 differ", differ == 0))  # fmt: skip
+        ok = ok and differ == 0
+    del jobs
+    print()
+    return ok
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--naive-sample", type=int, default=0, metavar="N",
@@ -591,6 +714,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--budget", default="jobs_lost=0,bandwidth>=0.9",
                    help="the risk budget (default: %(default)s)")  # fmt: skip
     p.add_argument("--skip-big", action="store_true", help="skip clos-100k")
+    p.add_argument("--peer-sample", type=int, default=60, metavar="N",
+                   help="whole processes: cases the full analysis times as the peer "
+                        "(0: no peer)")  # fmt: skip
+    p.add_argument("--skip-processes", action="store_true",
+                   help="skip the whole-process timings")  # fmt: skip
     p.add_argument("--trace-big", action="store_true",
                    help="clos-100k: also take the tracemalloc peak (the sweep then runs "
                         "several times slower; its time is still reported)")  # fmt: skip
@@ -607,6 +735,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.skip_big:
         ok = bench_big(args, lines) and ok
     bench_risk(args, lines)
+    if not args.skip_processes:
+        ok = bench_processes(args, lines) and ok
     print("== summary ==")
     print(table(["what", "measured", "target", "verdict"],
                 [(x.what, x.got, x.target, verdict(x.ok)) for x in lines]))  # fmt: skip

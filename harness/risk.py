@@ -78,6 +78,7 @@ from harness.sweep.cases import single_failures
 from harness.sweep.engine import CaseEvaluator
 from harness.sweep.engine import CaseResult
 from harness.sweep.engine import Failure
+from harness.sweep.run import paused_gc
 from harness.timeline import crashed_by_change
 from harness.timeline import reroute_fragile
 
@@ -581,8 +582,9 @@ def assess(
                 reroute_s=routing.reroute,
             )  # fmt: skip
 
-        m_after = run(after_state, after, added, 0)
-        m_before = run(before_state, before, none, len(singles))
+        with paused_gc():  # many small acyclic results: collections would walk them for nothing
+            m_after = run(after_state, after, added, 0)
+            m_before = run(before_state, before, none, len(singles))
         if progress is not None:
             progress(2 * len(singles), 2 * len(singles))
     return RiskReport(

@@ -222,11 +222,13 @@ class UpDownIndex:
         "_key_of",
         "_keys",
         "_lower",
+        "_memo",
         "_order",
         "_peaks",
         "_pos",
         "_relevant",
         "_row_keys",
+        "_safe_memo",
         "_up",
         "complete",
     )
@@ -262,6 +264,8 @@ class UpDownIndex:
                 relevant[c] = True
                 stack.extend(z for z, _ in ul.up[c])
         self._relevant = relevant
+        self._memo: dict[tuple[tuple[int, ...], int, int], bool] = {}
+        self._safe_memo: dict[int, bool] = {}
         row_keys: dict[int, set[tuple[int, ...]]] = {}
         for key, members in keys.items():
             row_keys.setdefault(peaks_of[members[0]], set()).add(key)
@@ -271,6 +275,39 @@ class UpDownIndex:
     def breaks(self, dead: Iterable[int], cut: Iterable[int]) -> bool:
         """Whether removing the switches ``dead`` and the cables ``cut`` (element and link
         indices) leaves two of the leaves that matter without a shared peak."""
+        dead, cut = list(dead), list(cut)
+        if not dead and len(cut) == 1:
+            # one uplink of a leaf that matters: the answer depends only on the leaf's
+            # up-neighbours (its key), the spine the cable goes to, and how many cables do
+            c = self._lower.get(cut[0], -1)
+            key = self._key_of.get(c)
+            if key is not None:
+                z = next(z for z, link in self._up[c] if link == cut[0])
+                memo = (key, z, sum(1 for y, _ in self._up[c] if y == z))
+                got = self._memo.get(memo)
+                if got is None:
+                    got = self._memo[memo] = self._breaks(dead, cut)
+                return got
+            if c >= 0 and self._safe(next(z for z, link in self._up[c] if link == cut[0])):
+                return not self.complete
+        if len(dead) == 1 and not cut and self._pos[dead[0]] >= 0:
+            z = int(self._pos[dead[0]])
+            if self._key_of.get(z) is None and self._safe(z):  # not a leaf that matters
+                return not self.complete
+        return self._breaks(dead, cut)
+
+    def _safe(self, z: int) -> bool:
+        """Whether every two rows (and each row with itself) still share a peak outside the
+        peaks above switch ``z``: then ``z``, or a cable up into it, can go, since a row loses
+        at most those peaks (what it reaches through ``z``; the rest it reaches another way)."""
+        got = self._safe_memo.get(z)
+        if got is None:
+            keep = ~self._peaks[z]
+            rows = [r & keep for r in self._row_keys]
+            got = self._safe_memo[z] = all(rows) and _all_meet(rows)
+        return got
+
+    def _breaks(self, dead: list[int], cut: list[int]) -> bool:
         pos = self._pos
         rel = self._relevant
         gone = {int(pos[x]) for x in dead if pos[x] >= 0 and rel[pos[x]]}

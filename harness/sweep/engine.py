@@ -35,6 +35,7 @@ fabrics, faults, jobs, path rules, forwarding models and the bisection).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections import Counter
 from collections import defaultdict
 from collections.abc import Iterable
@@ -78,6 +79,15 @@ from harness.selectors import Selector
 
 COMPUTE_CABLES = (LinkKind.ACCESS, LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE)
 _SWITCH_KIND_CODES = frozenset(int(k) for k in COMPUTE_SWITCH_KINDS)
+
+
+@functools.cache
+def _category(kind: str, code: int) -> str:
+    """A failure's category from its kind and the element's (or the cable's) kind code."""
+    if kind == "element":
+        return Kind(code).label
+    tier = LinkKind(code).label
+    return f"optic ({tier})" if kind == "optic" else f"cable ({tier})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,9 +145,8 @@ class Failure:
 
     def category(self, fabric: Fabric) -> str:
         if self.kind == "element":
-            return Kind(int(fabric.kind[self.index])).label
-        tier = LinkKind(int(fabric.link_kind[self.index])).label
-        return f"optic ({tier})" if self.kind == "optic" else f"cable ({tier})"
+            return _category(self.kind, int(fabric.kind[self.index]))
+        return _category(self.kind, int(fabric.link_kind[self.index]))
 
     def to_fault(self, fabric: Fabric) -> AppliedFault:
         if self.kind == "element":
@@ -336,14 +345,16 @@ class CaseEvaluator:
     def _gpu_state(self) -> tuple[dict[int, int], dict[int, int], dict[int, int], dict[int, int]]:
         """Per server: GPUs, base direct-empty GPUs, base pxn-empty GPUs; GPU totals."""
         f = self.fabric
-        n_s: dict[int, int] = {}
-        e_direct: dict[int, int] = {}
-        e_pxn: dict[int, int] = {}
-        for s in f.servers.tolist():
-            gpus = self.base.parts(s, Kind.GPU)
-            n_s[s] = len(gpus)
-            e_direct[s] = sum(1 for g in gpus if not self.base.gpu_comps(g))
-            e_pxn[s] = sum(1 for g in gpus if not self.base.gpu_comps(g, pxn=True))
+        parent = f.parent
+        direct, pxn = self.base.gpu_reach
+        servers = f.servers.tolist()
+        n_s = dict.fromkeys(servers, 0) | Counter(parent[f.gpus].tolist())
+        e_direct = dict.fromkeys(servers, 0) | Counter(
+            parent[np.array([g for g, r in direct.items() if not r], dtype=np.int64)].tolist()
+        )
+        e_pxn = dict.fromkeys(servers, 0) | Counter(
+            parent[np.array([g for g, r in pxn.items() if not r], dtype=np.int64)].tolist()
+        )
         return n_s, e_direct, e_pxn, {}
 
     @staticmethod
@@ -516,7 +527,7 @@ class CaseEvaluator:
         if self._classes is None or self.bisection:
             return self._one_by_one(singles, out)
         f = self.fabric
-        no_flows = not self._flows.any()
+        no_flows = self._no_flows
         one_class = self._single_component
         if self.paths == "up-down":
 
@@ -600,12 +611,17 @@ class CaseEvaluator:
         f = self.fabric
         srv = int(f.parent[nic])
         return (
-            (not self._flows.any() or not self._multi_server_jobs(srv))  # no flow changes
+            (self._no_flows or not self._multi_server_jobs(srv))  # no flow changes
             and bool(self.base.up[nic])
             and len(self._ports.get(nic, {})) == 1
             and f.node_spec(nic).nic_ports == 1
             and srv not in self.base.damaged_servers
         )
+
+    @cached_property
+    def _no_flows(self) -> bool:
+        """No flow of any job crosses two leaves in the base."""
+        return not self._flows.any()
 
     def _multi_server_jobs(self, server: int) -> bool:
         """Whether a job of more than one server (one with flows) runs on ``server``."""

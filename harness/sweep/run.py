@@ -4,15 +4,21 @@ a Dask cluster), and summarize.  Pure apart from the executors it is handed.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import math
 import time
 from collections.abc import Callable
+from collections.abc import Iterator
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from dataclasses import field
+from functools import cached_property
 from typing import Any
+
+import numpy as np
 
 from harness.fabric.model import Fabric
 from harness.faults import Fault
@@ -71,19 +77,28 @@ class SweepResult:
         return sum(1 for c in self.cases if c.jobs_lost)
 
     def ranked(self) -> list[CaseResult]:
-        return sorted(
-            self.cases,
-            key=lambda c: (
-                -len(c.jobs_lost),
-                -c.pairs_disconnected,
-                c.min_busbw_ratio,
-                c.leaf_uplink_ratio,
-                c.storage_ratio,
-            ),
-        )
+        """The cases, worst first: most jobs lost, most GPU pairs cut, then the lowest bus
+        bandwidth, uplink and storage ratios (a stable order: ties keep the sweep's)."""
+        return list(self._ranked)
+
+    @cached_property
+    def _ranked(self) -> tuple[CaseResult, ...]:
+        cs = self.cases
+        keys = (
+            np.array([c.storage_ratio for c in cs], dtype=np.float64),
+            np.array([c.leaf_uplink_ratio for c in cs], dtype=np.float64),
+            np.array([c.min_busbw_ratio for c in cs], dtype=np.float64),
+            -np.array([c.pairs_disconnected for c in cs], dtype=np.int64),
+            -np.array([len(c.jobs_lost) for c in cs], dtype=np.int64),
+        )  # np.lexsort: the last key first, stable
+        return tuple(cs[i] for i in np.lexsort(keys).tolist()) if cs else ()
 
     def by_category(self) -> dict[str, tuple[int, int, int]]:
         """Category -> (cases, disconnecting, job-losing)."""
+        return dict(self._by_category)
+
+    @cached_property
+    def _by_category(self) -> dict[str, tuple[int, int, int]]:
         out: dict[str, list[int]] = {}
         for c in self.cases:
             row = out.setdefault(c.category(self.fabric), [0, 0, 0])
@@ -184,6 +199,35 @@ def run_sweep(
     progress: Progress | None = None,
 ) -> SweepResult:
     """Run a sweep locally (``workers`` processes) or on a Dask cluster (``scheduler``)."""
+    with paused_gc():
+        return _run_sweep(spec, workers=workers, scheduler=scheduler, progress=progress)
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a sweep runs.
+
+    A sweep allocates hundreds of thousands of acyclic objects (cases,
+    results) on top of a fabric of millions; every full collection walks them
+    all, for nothing (clos-100k: 2.3 s of 11 s of CPU).  What cycles there are
+    get collected once it is back on.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _run_sweep(
+    spec: SweepSpec,
+    *,
+    workers: int,
+    scheduler: str | None,
+    progress: Progress | None,
+) -> SweepResult:
     start = time.perf_counter()
     fabric = build_fabric_for(spec)
     if scheduler is None and workers <= 1:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 from hypothesis import given
 from hypothesis import note
 from hypothesis import settings
@@ -22,11 +23,15 @@ from hypothesis import strategies as st
 
 from harness import strategies as hst
 from harness.fabric import Fabric
+from harness.fabric.model import LinkKind
 from harness.faults import FaultState
 from harness.invariants.reach import PATH_RULES
+from harness.invariants.reach import up_down_signatures
+from harness.invariants.reach import up_links
 from harness.invariants.traffic import FORWARDINGS
 from harness.jobs import JobSpec
 from harness.jobs import resolve_jobs
+from harness.observation import Observation
 from harness.sweep import CATEGORIES
 from harness.sweep import CaseEvaluator
 from harness.sweep import CaseResult
@@ -99,3 +104,39 @@ def test_fast_cases_equal_the_full_analysis(ev: CaseEvaluator, data: st.DataObje
         if a != b:
             problems += mismatches(ev.evaluate([a, b]), ev.evaluate_exact([a, b]))
     assert problems == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(ev=evaluators(), data=st.data())
+def test_class_indexes_say_exactly_when_one_removal_splits_a_class(
+    ev: CaseEvaluator, data: st.DataObject
+) -> None:
+    """One switch or one switch-to-switch cable gone: the sweep's per-class up-down indexes
+    (with their memo and their shortcut for peaks reached another way) against the
+    signatures recomputed on the reduced fabric."""
+    if ev._classes is None or ev.paths != "up-down":
+        return  # shortest: articulation points and bridges of the switch graph instead
+    f = ev.fabric
+    obs = ev.base.obs
+    switches = np.concatenate([f.spines, f.cores, f.leaves]).tolist()
+    cables = f.links_of_kind(LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE).tolist()
+    removals = data.draw(
+        st.lists(st.one_of(st.tuples(st.just("kill"), st.sampled_from(switches)),
+                           st.tuples(st.just("cut"), st.sampled_from(cables))),
+                 min_size=1, max_size=12),
+        label="removals",
+    )  # fmt: skip
+    for what, i in removals:
+        dead, cut = ([i], []) if what == "kill" else ([], [i])
+        up = obs.element_up.copy()
+        up[dead] = False
+        cap = obs.link_capacity.copy()
+        cap[cut] = 0
+        sigs, _ = up_down_signatures(up_links(f, Observation("model", up, cap)))
+        broken = False
+        for leaves in ev._classes.values():
+            left = [sigs[x] for x in leaves if x in sigs]
+            broken = broken or any(not (a & b) for k, a in enumerate(left) for b in left[k + 1 :])
+        for ix in ev._updown:
+            assert ix.complete
+        assert ev._updown_breaks(dead, cut) == broken, (what, f.ids[i] if dead else i)
