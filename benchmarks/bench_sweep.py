@@ -52,6 +52,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -96,6 +97,10 @@ TARGET_BIG_BYTES = 6 * GIB
 TARGET_RISK_S = 2.0
 TARGET_PROCESS_S = {"hpn-sweep": 2.0, "hpn-risk": 2.0, "seed-bisection": 10.0, "clos-sweep": 10.0}
 HPN_CHANGE = "drain plane1/spine-01"
+VALLEY = (  # su01/leaf-r0 keeps spines 1-10, su02/leaf-r0 spines 11-20: no spine in common
+    ("su01/leaf-r0", "spine-1[1-9]"), ("su01/leaf-r0", "spine-20"),
+    ("su02/leaf-r0", "spine-0[1-9]"), ("su02/leaf-r0", "spine-10"),
+)  # fmt: skip
 
 
 # -- the naive method --------------------------------------------------------------------
@@ -669,6 +674,16 @@ def bench_processes(args: argparse.Namespace, lines: list[Line]) -> bool:
                  ["sweep", "seed-a800", "--bisection", "--state", "kill su02/leaf-r1"], seed,
                  FaultState.healthy(seed).inject(Fault.parse({"kill": "su02/leaf-r1"})),
                  CATEGORIES, True))  # fmt: skip
+    valley = Path(tempfile.mkdtemp(prefix="bench-sweep-")) / "valley.yaml"
+    valley.write_text("".join(f"- cut: {{between: [{a}, '{b}']}}\n" for a, b in VALLEY))
+    valley_state = FaultState.healthy(seed)
+    for a, b in VALLEY:
+        valley_state = valley_state.inject(Fault.parse({"cut": {"between": [a, b]}}))
+    runs.append(("seed-bisection",
+                 "harness sweep seed-a800 --bisection --state VALLEY (no spine above both "
+                 "su01/leaf-r0 and su02/leaf-r0)",
+                 ["sweep", "seed-a800", "--bisection", "--state", str(valley)], seed,
+                 valley_state, CATEGORIES, True))  # fmt: skip
     if not args.skip_big:
         runs.append(("clos-sweep", "harness sweep clos-100k", ["sweep", "clos-100k"], None,
                      None, CATEGORIES, False))  # type: ignore[arg-type]  # fmt: skip

@@ -207,13 +207,14 @@ def check_rule(value: str) -> PathRule:
 class UpDownIndex:
     """Answers fast whether removing switches and cables breaks up-down reachability.
 
-    Built once for a base state in which the leaves that matter (``leaves``:
-    element indices, e.g. those with live NIC ports) all reach each other
-    (:attr:`complete` says whether they do).  Each switch holds the set of
-    peaks above it as a bit set (a Python int over compact switch ids); a case
+    Built once for a base state and the leaves that matter there (``leaves``:
+    element indices, e.g. those with live NIC ports); :attr:`complete` says
+    whether they all reach each other.  Each switch holds the set of peaks
+    above it as a bit set (a Python int over compact switch ids); a case
     recomputes only the switches below what it removes (once per distinct set
     of up-neighbours for the leaves) and checks that every two of the leaves
-    that matter still share a peak.  Exact: the tests compare it with
+    that matter which shared a peak in the base still do (on a complete base:
+    that every two still share one).  Exact: the tests compare it with
     :func:`up_down_signatures` on the reduced fabric.
     """
 
@@ -289,11 +290,11 @@ class UpDownIndex:
                     got = self._memo[memo] = self._breaks(dead, cut)
                 return got
             if c >= 0 and self._safe(next(z for z, link in self._up[c] if link == cut[0])):
-                return not self.complete
+                return False
         if len(dead) == 1 and not cut and self._pos[dead[0]] >= 0:
             z = int(self._pos[dead[0]])
             if self._key_of.get(z) is None and self._safe(z):  # not a leaf that matters
-                return not self.complete
+                return False
         return self._breaks(dead, cut)
 
     def _safe(self, z: int) -> bool:
@@ -303,8 +304,10 @@ class UpDownIndex:
         got = self._safe_memo.get(z)
         if got is None:
             keep = ~self._peaks[z]
-            rows = [r & keep for r in self._row_keys]
-            got = self._safe_memo[z] = all(rows) and _all_meet(rows)
+            rows = list(self._row_keys)
+            got = self._safe_memo[z] = all(r & keep for r in rows) and all(
+                a & b & keep for i, a in enumerate(rows) for b in rows[i + 1 :] if a & b
+            )
         return got
 
     def _breaks(self, dead: list[int], cut: list[int]) -> bool:
@@ -322,7 +325,7 @@ class UpDownIndex:
             affected.add(c)
             stack.extend(self._down[c])
         if not affected:  # only leaves, or switches with nothing below: no row changes
-            return not self.complete
+            return False
         new: dict[int, int] = {}
         order = self._order
         peaks = self._peaks
@@ -341,7 +344,9 @@ class UpDownIndex:
             if key is not None:
                 touched.add(key)
         rows: list[int] = []
+        variants: dict[tuple[int, ...], list[int]] = {}
         for key in touched:
+            start = len(rows)
             members = self._keys[key]
             # members of a key share their up-neighbours, so their peaks, unless a cable
             # of one of them is cut (those are in ``new``)
@@ -364,12 +369,33 @@ class UpDownIndex:
                     rows.append(above)
                 else:  # no way up: each such leaf reaches only itself
                     rows.extend(1 << c for c in moved)
+            variants[key] = rows[start:]
+        if not self.complete:
+            return self._breaks_met(variants)
         # the untouched keys' rows met each other in the base: check only the new ones
         fresh = list(dict.fromkeys(rows))
         if not _all_meet(fresh):
             return True
         kept = [r for r, keys in self._row_keys.items() if not keys <= touched]
         return any(not a & b for a in fresh for b in kept)
+
+    def _breaks_met(self, variants: dict[tuple[int, ...], list[int]]) -> bool:
+        """Whether two leaves that reached each other in the base (an incomplete one) no
+        longer do, given the rows the leaves of the touched keys have now (``variants``)."""
+        peaks = self._peaks
+        row = {key: peaks[members[0]] for key, members in self._keys.items()}
+        touched = list(variants)
+        for i, k in enumerate(touched):
+            mine = variants[k]
+            if not _all_meet(mine):  # two leaves of one key always met
+                return True
+            for m in touched[i + 1 :]:
+                if row[k] & row[m] and any(not a & b for a in mine for b in variants[m]):
+                    return True
+            for m, r in row.items():
+                if m not in variants and row[k] & r and any(not a & r for a in mine):
+                    return True
+        return False
 
     def _recompute(self, c: int, gone: set[int], cut: set[int], new: dict[int, int]) -> int:
         return self._above(c, gone, cut, new) or (1 << c)

@@ -278,14 +278,22 @@ class CaseEvaluator:
     def _updown(self) -> tuple[UpDownIndex, ...]:
         """Up-down reachability of each class's leaves, for fast checks (one up-link table)."""
         links = up_links(self.fabric, self.base.obs)
-        return tuple(
-            UpDownIndex(self.fabric, self.base.obs, leaves, links)
-            for leaves in (self._classes or {}).values()
-        )
+        groups = (
+            list(self._classes.values()) if self._classes is not None else [list(self._leaf_ports)]
+        )  # no classes (a valley): one index keeps which leaves reached which
+        return tuple(UpDownIndex(self.fabric, self.base.obs, g, links) for g in groups)
 
     def _updown_breaks(self, dead: Sequence[int], cut: Sequence[int]) -> bool:
-        """Whether removing switches ``dead`` and cables ``cut`` splits a class (up-down)."""
+        """Whether removing switches ``dead`` and cables ``cut`` leaves two leaves of live
+        NIC ports that reached each other (up-down) without a route."""
         return any(ix.breaks(dead, cut) for ix in self._updown)
+
+    @property
+    def _local(self) -> bool:
+        """Whether a case that breaks no route between leaves is local (ports, uplinks and
+        flows only): when the NIC ports reach classes, or under up-down always (then the
+        leaves' reach stays as it was, and every answer with it)."""
+        return self._classes is not None or self.paths == "up-down"
 
     @cached_property
     def _switch_graph(self) -> tuple[nx.MultiGraph, frozenset[int], frozenset[int]]:
@@ -524,7 +532,7 @@ class CaseEvaluator:
         cut: its GPUs lose their direct path, the server's multi-server jobs are lost).
         """
         out: list[CaseResult | None] = [None] * len(singles)
-        if self._classes is None or self.bisection:
+        if not self._local or self.bisection:
             return self._one_by_one(singles, out)
         f = self.fabric
         no_flows = self._no_flows
@@ -779,7 +787,7 @@ class CaseEvaluator:
         f = self.fabric
         fast_kinds = COMPUTE_SWITCH_KINDS | {Kind.NIC, Kind.NODE, Kind.STORAGE_SWITCH,
                                              Kind.STORAGE_NIC}  # fmt: skip
-        fast = self._classes is not None and all(
+        fast = self._local and all(
             x.kind != "element" or Kind(int(f.kind[x.index])) in fast_kinds for x in failures
         )
         if fast and self._splits(failures):

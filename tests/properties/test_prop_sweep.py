@@ -84,7 +84,7 @@ def evaluators(draw: st.DrawFn) -> CaseEvaluator:
     return ev
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(ev=evaluators(), data=st.data())
 def test_fast_cases_equal_the_full_analysis(ev: CaseEvaluator, data: st.DataObject) -> None:
     singles = single_failures(ev.fabric, CATEGORIES)
@@ -106,7 +106,7 @@ def test_fast_cases_equal_the_full_analysis(ev: CaseEvaluator, data: st.DataObje
     assert problems == []
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(ev=evaluators(), data=st.data())
 def test_class_indexes_say_exactly_when_one_removal_splits_a_class(
     ev: CaseEvaluator, data: st.DataObject

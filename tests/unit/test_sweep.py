@@ -253,6 +253,29 @@ def test_base_already_split_agrees() -> None:
     assert not all(c.exact for c in ev.evaluate_singles(singles))
 
 
+VALLEY = (
+    {"cut": {"between": ["su01/leaf-r0", "spine-0[34]"]}},
+    {"cut": {"between": ["su02/leaf-r0", "spine-0[12]"]}},
+)
+
+
+@pytest.mark.parametrize("jobs", ["per-su", "cross-su", "cross-su-port-failover"])
+@pytest.mark.parametrize("bisection", [False, True])
+def test_valley_base_fast_equals_exact(jobs: str, bisection: bool) -> None:
+    """su01/leaf-r0 hangs on spines 1-2, su02/leaf-r0 on 3-4: no spine above both (a valley),
+    so the NIC ports reach no classes; under up-down the fast path keeps which leaves
+    reached which and goes exact only when a case breaks one of those routes."""
+    f = two_tier(sus=2, nodes_per_su=2, spines=4, leaf_radix=16)
+    ev = evaluator(f, JOB_SETS[jobs], [Fault.parse(x) for x in VALLEY], bisection=bisection)
+    assert ev._classes is None
+    singles = single_failures(f, CATEGORIES)
+    check_singles(ev, singles, range(len(singles)))
+    results = ev.evaluate_singles(singles)
+    assert sum(not c.exact for c in results) > len(results) // 2
+    switches, sampled = depth_two(f, 150, 3)
+    check_pairs(ev, [*switches, *sampled])
+
+
 @pytest.mark.parametrize("name", ["two-tier-2-spines", "three-tier"])
 def test_bisection_fast_equals_exact(name: str) -> None:
     f = small(name)
