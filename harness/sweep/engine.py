@@ -616,15 +616,23 @@ class CaseEvaluator:
         return res
 
     def _bulk_nic(self, nic: int) -> bool:
-        f = self.fabric
-        srv = int(f.parent[nic])
-        return (
-            (self._no_flows or not self._multi_server_jobs(srv))  # no flow changes
-            and bool(self.base.up[nic])
-            and len(self._ports.get(nic, {})) == 1
-            and f.node_spec(nic).nic_ports == 1
-            and srv not in self.base.damaged_servers
-        )
+        """Whether cutting ``nic`` is a bulk case (:meth:`_bulk_nics`)."""
+        got = self._bulk_nic_cache.get(nic)
+        if got is None:
+            f = self.fabric
+            srv = int(f.parent[nic])
+            got = self._bulk_nic_cache[nic] = (
+                (self._no_flows or not self._multi_server_jobs(srv))  # no flow changes
+                and bool(self.base.up[nic])
+                and len(self._ports.get(nic, {})) == 1
+                and f.node_spec(nic).nic_ports == 1
+                and srv not in self.base.damaged_servers
+            )
+        return got
+
+    @cached_property
+    def _bulk_nic_cache(self) -> dict[int, bool]:
+        return {}
 
     @cached_property
     def _no_flows(self) -> bool:
@@ -755,7 +763,12 @@ class CaseEvaluator:
         def ge(n: int, e: int) -> int:
             return e * (n - e) + e * (e - 1) // 2
 
+        seen: dict[tuple[tuple[int, ...], int], CaseResult] = {}  # a NIC and its cable alike
         for p, nics, dead_leaf in items:
+            same = seen.get((nics, dead_leaf))
+            if same is not None:
+                out[p] = dataclasses.replace(same, failures=(singles[p],))
+                continue
             per_server: dict[int, list[int]] = defaultdict(list)
             for nic in nics:
                 per_server[int(f.parent[nic])].append(nic)
@@ -778,7 +791,7 @@ class CaseEvaluator:
             inter_d2 = inter_d - fe(ed_base) + fe(ed_new) + delta_d
             inter_p2 = inter_p - fe(ep_base) + fe(ep_new) + delta_p
             ratio = up_min if dead_leaf < 0 else self._uplink_ratio({}, {dead_leaf}, set())
-            out[p] = CaseResult(
+            out[p] = seen[nics, dead_leaf] = CaseResult(
                 (singles[p],), intra_p + inter_p2, intra_d + inter_d2, tuple(sorted(lost)),
                 ratio, 0.0 if lost else bw_min, storage, False, None, tuple(reasons[:6]),
             )  # fmt: skip
