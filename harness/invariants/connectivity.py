@@ -86,6 +86,10 @@ def cross_bad_pairs(sizes: Mapping[frozenset[int], int]) -> int:
 def server_pairs_term(intra_bad: int, reach: Sequence[frozenset[int]]) -> int:
     """What one server adds to :func:`cross_bad_pairs`: its GPU pairs are judged by NVLink
     and PCIe (``intra_bad`` of them cannot talk), not by the fabric (``reach`` per GPU)."""
+    first = reach[0] if reach else frozenset()
+    if all(r == first for r in reach):  # the usual server: one reach for all its GPUs
+        n = len(reach)
+        return intra_bad - (0 if first else n * (n - 1) // 2)
     return intra_bad - cross_bad_pairs(Counter(reach))
 
 

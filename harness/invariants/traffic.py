@@ -771,6 +771,7 @@ class LeafLocalFlows:
         self.draws = ECMP_DRAWS if forwarding == "ecmp" else 1
         self.rate = net.nic_rate
         self.live = net.port_leaf >= 0  # (NIC, port slot) -> a live port
+        self._rows: dict[int, tuple[bool, ...]] = {}  # NIC -> its live port slots
         rows = net.server_row[np.array(job.servers, dtype=np.int64)]
         self.flows: list[_LocalCollective] = []
         for collective in job.collectives:
@@ -797,6 +798,12 @@ class LeafLocalFlows:
                 np.argsort(value, kind="stable").tolist(), dict(of_nic),
             ))  # fmt: skip
 
+    def _live_row(self, nic: int) -> tuple[bool, ...]:
+        got = self._rows.get(nic)
+        if got is None:
+            got = self._rows[nic] = tuple(bool(x) for x in self.live[nic])
+        return got
+
     def busbw(
         self, rate: dict[int, float], lost_slots: dict[int, set[int]]
     ) -> dict[Collective, float]:
@@ -807,10 +814,14 @@ class LeafLocalFlows:
         def rate_of(nic: int) -> float:
             return rate[nic] if nic in rate else float(self.rate[nic])
 
+        rows: dict[int, list[bool]] = {}
+
         def live_of(nic: int) -> list[bool]:
-            row: list[bool] = [bool(x) for x in self.live[nic]]
-            for slot in lost_slots.get(nic, ()):
-                row[slot] = False
+            row = rows.get(nic)
+            if row is None:
+                row = rows[nic] = list(self._live_row(nic))
+                for slot in lost_slots.get(nic, ()):
+                    row[slot] = False
             return row
 
         best = []
