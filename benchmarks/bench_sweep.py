@@ -89,8 +89,7 @@ CATEGORIES = ("switches", "cables", "nics")
 GIB = 1024**3
 
 # targets from the issue
-TARGET_RATIO = 100.0
-AIM_RATIO = 1000.0
+TARGET_RATIO = 1000.0  # issue 10: the fast paths keep >= 1,000x under the new semantics
 TARGET_BIG_S = 60.0
 AIM_BIG_S = 10.0
 TARGET_BIG_BYTES = 6 * GIB
@@ -460,8 +459,7 @@ def bench_seed(args: argparse.Namespace, lines: list[Line]) -> bool:
     lines.append(Line("seed-a800 sweep, 2,460 cases (cold)", secs(t_fast), "-", None))
     lines.append(Line(f"seed-a800 naive ({label})", secs(t_naive), "-", None))
     lines.append(Line("seed-a800 ratio naive/sweep", f"{ratio:,.0f}x",
-                      f">= {TARGET_RATIO:.0f}x (aim {AIM_RATIO:.0f}x)",
-                      ratio >= TARGET_RATIO))  # fmt: skip
+                      f">= {TARGET_RATIO:,.0f}x", ratio >= TARGET_RATIO))  # fmt: skip
     lines.append(Line(f"seed-a800 counts identical ({'sample' if sampled else 'all'})",
                       f"{cmp.naive_disconnecting}/{cmp.naive_job_losing} vs "
                       f"{cmp.fast_disconnecting}/{cmp.fast_job_losing}",
