@@ -589,6 +589,11 @@ class CaseEvaluator:
         return self._one_by_one(singles, out)
 
     @cached_property
+    def _by_nics(self) -> dict[tuple[tuple[int, ...], int], CaseResult]:
+        """Bulk NIC cases so far, by (NICs cut, dead leaf)."""
+        return {}
+
+    @cached_property
     def _by_cable(self) -> dict[int, CaseResult]:
         """Single cable (or optic) cases evaluated one by one so far, by cable."""
         return {}
@@ -763,7 +768,7 @@ class CaseEvaluator:
         def ge(n: int, e: int) -> int:
             return e * (n - e) + e * (e - 1) // 2
 
-        seen: dict[tuple[tuple[int, ...], int], CaseResult] = {}  # a NIC and its cable alike
+        seen = self._by_nics  # a NIC and its access cable alike
         for p, nics, dead_leaf in items:
             same = seen.get((nics, dead_leaf))
             if same is not None:
