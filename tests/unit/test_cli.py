@@ -402,3 +402,17 @@ def test_show_bad_fabric_file_exits_2_located(
     assert all(line.startswith(f"error: {path}:") for line in lines)
     assert any(line.startswith(f"error: {path}:4:1: [parms]") for line in lines)
     assert not any("Traceback" in line for line in lines)
+
+
+def test_python_dash_m_harness_is_the_same_command_line() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "harness", "show", "seed-a800", "--json"],
+                          capture_output=True, text=True, check=False, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["name"] == "seed-a800"
+    bad = subprocess.run([sys.executable, "-m", "harness", "show", "seed-a900"],
+                         capture_output=True, text=True, check=False, timeout=120)  # fmt: skip
+    assert bad.returncode == 2
+    assert "seed-a800" in bad.stderr  # the did-you-mean of the real CLI

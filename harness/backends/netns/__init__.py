@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 
@@ -20,9 +21,7 @@ def unavailable() -> str | None:
         return "needs root (network namespaces, veth pairs, tc)"
     if not os.path.isdir("/proc/self/ns"):
         return "the kernel has no namespaces (/proc/self/ns)"
-    try:
-        import pyroute2  # noqa: F401
-    except ModuleNotFoundError:
+    if importlib.util.find_spec("pyroute2") is None:  # found, not imported: --help stays fast
         return "needs the Python package 'pyroute2' (pip install 'harness[netns]')"
     if shutil.which("ip") is None:
         return "needs iproute2 (apt-get install iproute2)"
