@@ -7,10 +7,11 @@ answers from every switch's LFT walked hop by hop:
 
 * probes -- a NIC pair is reachable when the tables route both directions;
 * paths -- the switches the tables send a packet through, leaf to leaf;
-* links -- a cable is up when ``ibnetdiscover`` finds both its ends linked.
+* links -- a cable is up when ``ibnetdiscover`` finds both its ends linked;
+* jobs -- judged from the tables and the SM's measured routing time on the real
+  clock (:mod:`.jobs`): no job runs, since ibsim carries no traffic.
 
-Flows and jobs need traffic, which ibsim does not carry: they are not in the
-capabilities, so the runner never asks.
+Flows need traffic: they are not in the capabilities, so the runner never asks.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from harness.backends.ibsim import faults
 from harness.backends.ibsim.faults import FaultEffect
+from harness.backends.ibsim.jobs import TableJobs
 from harness.backends.ibsim.net import cable_ends
 from harness.backends.ibsim.procs import UMAD2SIM
 from harness.backends.ibsim.sim import Simulation
@@ -37,6 +39,7 @@ from harness.fabric.model import Kind
 from harness.faults import AppliedFault
 from harness.jobs import Job
 from harness.ledger import state_root
+from harness.measurement import JobRun
 from harness.measurement import LinkState
 from harness.measurement import Measurements
 from harness.measurement import MeasurePlan
@@ -73,7 +76,7 @@ class IbsimBackend(ClosesOnSignals):
         frozenset({"kill", "drain", "cut", "optic"}),
         frozenset(k.label for k in (*COMPUTE_SWITCH_KINDS, Kind.NIC)),
         frozenset(k.label for k in COMPUTE_CABLE_KINDS),
-        frozenset({"probes", "paths", "links"}),
+        frozenset({"probes", "paths", "links", "jobs"}),
     )
 
     def __init__(self, engine: str | None = None, root: Path | None = None) -> None:
@@ -83,6 +86,8 @@ class IbsimBackend(ClosesOnSignals):
         self._effects: list[FaultEffect] = []
         self._settle_s = 0.0
         self._routes: Routes | None = None
+        self._routes_at = -1  # the simulation's generation they were read at
+        self.jobs: TableJobs | None = None
 
     def apply(
         self, fabric: Fabric, jobs: Sequence[Job] = (), *, routing: Routing = DEFAULT_ROUTING
@@ -90,13 +95,17 @@ class IbsimBackend(ClosesOnSignals):
         """OpenSM routes the subnet with ``routing.engine`` (``control`` is ``sm``: the only
         one it runs), the master and every standby SM alike."""
         engine = self.engine or routing.engine
-        if self.sim is not None and self.sim.fabric is fabric and self.sim.routing == engine:
-            return
-        self.close()
-        sim = Simulation(fabric, routing=engine, root=self._root)
-        sim.start()
-        self.sim = sim
-        self._settle_s = sim.timings.phases["SUBNET UP"]
+        if self.sim is None or self.sim.fabric is not fabric or self.sim.routing != engine:
+            self.close()
+            sim = Simulation(fabric, routing=engine, root=self._root)
+            sim.start()
+            self.sim = sim
+            self._settle_s = sim.timings.phases["SUBNET UP"]
+        assert self.sim is not None
+        self.sim.watchers.clear()
+        self.jobs = TableJobs(fabric, jobs, self.routes) if jobs else None
+        if self.jobs is not None:
+            self.sim.watchers.append(self.jobs)
 
     def _sim(self) -> Simulation:
         if self.sim is None:
@@ -108,13 +117,11 @@ class IbsimBackend(ClosesOnSignals):
         effect = faults.inject(self._sim(), fault)
         self._effects.append(effect)
         self._settle_s = effect.rerouted_s
-        self._routes = None
 
     def revert(self, fault: AppliedFault) -> None:
         for k in range(len(self._effects) - 1, -1, -1):
             if self._effects[k].fault == fault:
                 self._settle_s = faults.revert(self._sim(), self._effects.pop(k))
-                self._routes = None
                 return
         msg = f"ibsim backend: {fault.describe(self._sim().fabric)} was not injected"
         raise BackendError(msg)
@@ -124,7 +131,9 @@ class IbsimBackend(ClosesOnSignals):
         time.sleep(seconds)
 
     def restart(self, jobs: Sequence[str]) -> None:
-        """No job runs on this backend yet (it does not measure ``jobs``): nothing to restart."""
+        """Crashed jobs start again where the tables route all their NICs now."""
+        if self.jobs is not None:
+            self.jobs.restart(jobs)
 
     def settle(self, timeout: float) -> float:
         """Seconds OpenSM took to route after the last change (waited for in inject)."""
@@ -132,8 +141,10 @@ class IbsimBackend(ClosesOnSignals):
         return self._settle_s
 
     def routes(self) -> Routes:
-        if self._routes is None:
-            self._routes = self._sim().routes()
+        """The tables walked, read again only after a console line changed the subnet."""
+        sim = self._sim()
+        if self._routes is None or self._routes_at != sim.generation:
+            self._routes, self._routes_at = sim.routes(), sim.generation
         return self._routes
 
     def measure(self, plan: MeasurePlan) -> Measurements:
@@ -163,10 +174,17 @@ class IbsimBackend(ClosesOnSignals):
             desc = sim.names.desc_of[f.index[end.node]]
             up = routes.wiring.linked(desc, end.port)
             links.append(LinkState(link_id, up, float(f.link_capacity[li]) if up else 0.0))
+        runs: tuple[JobRun, ...] = ()
+        if plan.jobs:
+            if self.jobs is None:
+                msg = f"ibsim backend: no job {', '.join(plan.jobs)} was started"
+                raise BackendError(msg)
+            runs = tuple(self.jobs.run(name) for name in plan.jobs)
         return Measurements(
             self.name,
             probes,
             tuple(paths),
+            jobs=runs,
             links=tuple(links),
             settle_s=self._settle_s,
             notes=self.notes(routes),
@@ -197,6 +215,7 @@ class IbsimBackend(ClosesOnSignals):
         self.sim = None
         self._effects.clear()
         self._routes = None
+        self.jobs = None
 
 
 def _asked(engine: str, used: str) -> str:

@@ -27,10 +27,12 @@ import re
 import signal
 import subprocess
 import time
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
+from typing import Protocol
 
 from harness.backends.ibsim.islands import Island
 from harness.backends.ibsim.islands import discover
@@ -90,6 +92,17 @@ _TOP_READERS = 4  # smpdump processes at once (ibsim takes 10 clients; the SMs h
 _ENGINE = re.compile(r"osm_ucast_mgr_process: (\S+) tables configured on all switches")
 
 
+class ChangeWatcher(Protocol):
+    """Told of every change of the subnet (the ibsim backend's jobs follow them)."""
+
+    def before(self, cables: Iterable[frozenset[str]], *, up: bool) -> None:
+        """``cables`` (element ids at both ends) are about to go down (``up``: back)."""
+
+    def after(self, started: float, routed_s: float, what: str) -> None:
+        """The change began at ``started`` (monotonic); the SM's new tables came
+        ``routed_s`` later."""
+
+
 @dataclass(slots=True)
 class Timings:
     """Seconds each phase took (measured here, on this machine)."""
@@ -134,6 +147,8 @@ class Simulation(ClosesOnSignals):
         self.islands: list[Island] = []  # as last read (route_islands)
         self.island_engines: dict[str, str] = {}  # other islands' host -> engine their SM used
         self.down: set[int] = set()  # compute cables unlinked now (link indices)
+        self.generation = 0  # console lines sent so far: what was read is stale once it moves
+        self.watchers: list[ChangeWatcher] = []
         # what each island the master cannot reach is made of -> the engine its SM used
         self._routed: dict[frozenset[tuple[tuple[str, int], tuple[str, int]]], str] = {}
         self._standbys = 0
@@ -488,19 +503,27 @@ class Simulation(ClosesOnSignals):
             state = "up" if up else "down"
             msg = f"{what} would change nothing on ibsim: every port of it is already {state}"
             raise BackendError(msg)
+        cables = [frozenset(e.node for e in cable_ends(self.fabric, self._cable[p])) for p in ports]
+        for w in self.watchers:
+            w.before(cables, up=up)
         t0 = time.monotonic()
         touched = self._touches_master(ports)
         mark = self.routings_done()
         for p in ports:
             self.console(f'{"ReLink" if up else "Unlink"} "{p.node}"[{p.port}]')
             (self.down.discard if up else self.down.add)(self._cable[p])
+        routed: float | None = None
         if touched and not self.master_cut_off():
-            self.timings.phases["master SM routed"] = self.wait_routed(mark, t0, what)
+            routed = self.timings.phases["master SM routed"] = self.wait_routed(mark, t0, what)
         self._verify(ports, up=up, what=what)
         t1 = time.monotonic()
         self.route_islands()
         self.timings.phases["standby SMs"] = time.monotonic() - t1
-        return time.monotonic() - t0
+        took = time.monotonic() - t0
+        # new tables: the master's SUBNET UP when it routed the change, else the last standby's
+        for w in self.watchers:
+            w.after(t0, took if routed is None or self.island_engines else routed, what)
+        return took
 
     def _verify(self, ports: list[CablePort], *, up: bool, what: str) -> None:
         """The ports are in the state asked for (ibsim applies console lines on its own time).
@@ -530,4 +553,5 @@ class Simulation(ClosesOnSignals):
     def console(self, line: str) -> None:
         assert self.ibsim is not None
         self._wiring_read = False
+        self.generation += 1
         write_console(self.ibsim, line)

@@ -48,6 +48,15 @@ class Routes:
     def routed(self, src: int, dst: int) -> bool:
         return bool(self.hops[self._index[src], self._index[dst]] != NO_ROUTE)
 
+    def routed_many(
+        self, src: npt.NDArray[np.intp], dst: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.bool_]:
+        """:meth:`routed` for each (``src[k]``, ``dst[k]``) pair of NIC element indices."""
+        rows = np.array([self._index[int(s)] for s in src], dtype=np.intp)
+        cols = np.array([self._index[int(d)] for d in dst], dtype=np.intp)
+        out: npt.NDArray[np.bool_] = self.hops[rows, cols] != NO_ROUTE
+        return out
+
     def path(self, src: int, dst: int) -> list[str] | None:
         """Switch descriptions from ``src``'s leaf to ``dst``'s, None without a route."""
         if not self.routed(src, dst):
