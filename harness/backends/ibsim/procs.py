@@ -128,26 +128,45 @@ def _tail(text: str, n: int = 15) -> str:
     return "\n".join(text.splitlines()[-n:])
 
 
-def run_tool(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 60.0) -> str:
+#: What an IB tool prints when one of its MADs got no answer in time (a busy simulator).
+_MAD_TIMEOUT = ("_do_madrpc failed", "Failed to resolve self", "mad_rpc failed")
+
+
+def run_tool(
+    argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 60.0, tries: int = 3
+) -> str:
     """Run one IB tool (``dump_lfts``, ``ibnetdiscover``...) against this run's ibsim.
 
     Short-lived and waited for in this call; its PID needs no ledger entry
-    because it cannot outlive the harness's wait (``timeout`` ends it).
+    because it cannot outlive the harness's wait (``timeout`` ends it).  A tool
+    whose MAD went unanswered (ibsim busy on a loaded machine: "_do_madrpc
+    failed") is run again, up to ``tries`` times in all; any other failure is not.
     """
-    try:
-        res = subprocess.run(
-            argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
-        )
-    except FileNotFoundError as e:
-        msg = f"{argv[0]} not found; install infiniband-diags (apt-get install infiniband-diags)"
-        raise BackendError(msg) from e
-    except subprocess.TimeoutExpired as e:
-        msg = f"{' '.join(argv)} took more than {timeout:g} s against ibsim"
-        raise BackendError(msg) from e
-    if res.returncode != 0:
-        msg = f"{' '.join(argv)} failed (status {res.returncode}): {_tail(res.stderr, 5)}"
-        raise BackendError(msg)
-    return res.stdout
+    attempt = 1
+    while True:
+        try:
+            res = subprocess.run(
+                argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+                check=False,
+            )  # fmt: skip
+        except FileNotFoundError as e:
+            msg = (
+                f"{argv[0]} not found; install infiniband-diags (apt-get install infiniband-diags)"
+            )
+            raise BackendError(msg) from e
+        except subprocess.TimeoutExpired as e:
+            msg = f"{' '.join(argv)} took more than {timeout:g} s against ibsim"
+            raise BackendError(msg) from e
+        if res.returncode == 0:
+            return res.stdout
+        if attempt == tries or not any(m in res.stderr for m in _MAD_TIMEOUT):
+            msg = (
+                f"{' '.join(argv)} failed (status {res.returncode}"
+                f"{f', try {attempt} of {tries}' if attempt > 1 else ''}): {_tail(res.stderr, 5)}"
+            )
+            raise BackendError(msg)
+        time.sleep(0.2 * attempt)
+        attempt += 1
 
 
 def write_console(owned: Owned, line: str) -> None:
