@@ -233,6 +233,32 @@ class RoutingOverride:
         settings = tuple((k, v) for k, v in (("control", control), ("engine", engine)) if v)
         return cls(settings) if settings else None
 
+    def states(self, key: str) -> bool:
+        """Whether this source states setting ``key``."""
+        return any(k == key for k, _ in self.settings)
+
+
+def foreign_reroute(own: Routing, stated: RoutingOverride, run: Routing) -> str | None:
+    """Why a scenario cannot run with another control plane than its own (``None``: it can).
+
+    A ``reroute`` a scenario states is its control plane's: ``--routing bgp`` on a
+    scenario that says ``routing: {control: sm, reroute: 8s}`` runs FRR, which
+    reroutes as it does, so the 8 s (and what the scenario expects of it) no
+    longer describes the fabric.
+
+    >>> sm8 = parse_override({"control": "sm", "reroute": "8s"})
+    >>> foreign_reroute(resolve(sm8), sm8, resolve(sm8, RoutingOverride.control("bgp")))
+    'it states reroute 8s for control sm; control bgp reroutes as its own control plane does'
+    >>> foreign_reroute(resolve(sm8), sm8, resolve(sm8)) is None
+    True
+    """
+    if run.control == own.control or not stated.states("reroute"):
+        return None
+    return (
+        f"it states reroute {own.reroute:g}s for control {own.control}; control {run.control} "
+        "reroutes as its own control plane does"
+    )
+
 
 DEFAULT = Routing()
 

@@ -47,6 +47,7 @@ from harness.plans import island_plan
 from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
 from harness.routing_spec import Routing
 from harness.routing_spec import RoutingOverride
+from harness.routing_spec import foreign_reroute
 from harness.routing_spec import resolve
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
@@ -554,6 +555,9 @@ def run_scenario(
     be = make_backend(backend) if isinstance(backend, str) else backend
     faults = [p.applied for p in prepared.steps if p.applied is not None]
     why = unsupported(be, faults, fabric) or unsupported_routing(be, route)
+    foreign = foreign_reroute(prepared.routing, scenario.routing, route)
+    if why is None and foreign is not None:
+        why = f"not run with routing control {route.control}: {foreign}"
     if why is not None:
         return done("skipped", why)
     with be:

@@ -5,8 +5,10 @@ It measures, never predicts: probes are real ICMP echoes between the rail NICs
 answered by the switches, link states come from the kernel
 (flags, carrier and the shaped tbf rate, reported in the fabric's units at the
 run's scale factor).  The control plane is the scenario's ``routing:``:
-``sm`` re-sweeps the tables after each change (after ``sweep_delay``
-seconds); ``bgp`` runs FRR on every switch (:mod:`~harness.backends.netns.bgp`)
+``sm`` re-sweeps the tables after each change, a failure's ``reroute``
+seconds after it (until then the traffic toward what died is lost, see
+:mod:`~harness.backends.netns.faults`); ``bgp`` runs FRR on every switch
+(:mod:`~harness.backends.netns.bgp`)
 and :meth:`settle` waits until every switch's kernel FIB holds the converged
 routes.  Either way :meth:`settle` reports how long the fabric took.  Jobs are
 real torch.distributed/gloo jobs, one rank per server namespace and one process
@@ -15,9 +17,10 @@ installed); flows are iperf3 runs between the rail NICs
 (:mod:`~harness.backends.netns.flows`, when iperf3 is).
 
 Options come from the environment, so that ``harness run --backend netns`` needs
-no new flags: ``HARNESS_NETNS_SCALE`` (default 0.001: 200 Gb/s -> 200 Mb/s),
-and ``HARNESS_NETNS_SWEEP_DELAY`` (seconds, default 0).  BFD under ``routing:
-bgp`` is the scenario's ``routing: {bfd: ...}`` (:mod:`harness.routing_spec`).
+no new flags: ``HARNESS_NETNS_SCALE`` (default 0.001: 200 Gb/s -> 200 Mb/s);
+BFD under ``routing: bgp`` is the scenario's ``routing: {bfd: ...}``
+(:mod:`harness.routing_spec`).  ``sweep_delay`` (a constructor argument, for
+benchmarks) overrides the scenario's ``reroute`` as the ``sm`` sweep delay.
 """
 
 from __future__ import annotations
@@ -93,9 +96,7 @@ class NetnsBackend:
         self.scale = (
             scale if scale is not None else _env_float("HARNESS_NETNS_SCALE", DEFAULT_SCALE)
         )
-        self.sweep_delay = (
-            sweep_delay if sweep_delay is not None else _env_float("HARNESS_NETNS_SWEEP_DELAY", 0.0)
-        )
+        self.sweep_delay = sweep_delay  # None: the routing's reroute
         controls = {"sm"} | ({"bgp"} if frr_unavailable() is None else set())
         # probes, paths and links always; jobs with torch installed, flows with iperf3
         kinds = set(type(self).capabilities.measurements)
@@ -129,6 +130,7 @@ class NetnsBackend:
             if self.engine.effects:
                 msg = "netns: apply() while faults are injected; revert them first"
                 raise BackendError(msg)
+            self.engine.sweep_delay = self._sweep_delay(routing)
             if tuple(jobs) != self.jobs:
                 self._start_jobs(tuple(jobs))
             return
@@ -138,8 +140,12 @@ class NetnsBackend:
         self.close()
         self.emu = Emulation(fabric, scale=self.scale, control=routing.control, bfd=routing.bfd)
         self.emu.up()
-        self.engine = FaultEngine(self.emu, sweep_delay=self.sweep_delay)
+        self.engine = FaultEngine(self.emu, sweep_delay=self._sweep_delay(routing))
         self._start_jobs(tuple(jobs))
+
+    def _sweep_delay(self, routing: Routing) -> float:
+        """sm: seconds from a failure to the subnet manager's sweep (the routing's reroute)."""
+        return routing.reroute if self.sweep_delay is None else self.sweep_delay
 
     def _start_jobs(self, jobs: tuple[Job, ...]) -> None:
         """(Re)start the real jobs; without torch they stay in the model (prediction only)."""

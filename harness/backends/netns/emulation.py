@@ -16,7 +16,11 @@ Kernel facts this relies on (each observed while building it):
   ("neighbor table overflow"), so they are raised for the run and restored;
 * a veth peer cannot be created already up (ENOTCONN): ends are set up after;
 * next hops on a link without carrier keep being used unless
-  ``ignore_routes_with_linkdown`` is set before the failure (it is, everywhere);
+  ``ignore_routes_with_linkdown`` is set before the failure: under ``sm`` it is
+  not (a dead next hop blackholes its share of the traffic until the subnet
+  manager's sweep replaces the route, as a switch's forwarding table does),
+  under ``bgp`` it is (zebra withdraws the next hop at once anyway), and on
+  storage bond members always (a bond drops a member at carrier loss);
 * an admin-down interface loses its static routes: routes are re-pushed on repair;
   it also loses its IPv6 addresses unless ``keep_addr_on_down`` is set (it is).
 """
@@ -66,16 +70,19 @@ _NS_SYSCTLS_ALL = (
     ("net/ipv6/conf/default/addr_gen_mode", "1"),
     ("net/ipv6/conf/default/keep_addr_on_down", "1"),  # IPv6 drops addresses on admin down
     ("net/ipv6/conf/all/keep_addr_on_down", "1"),  # no link-local addresses (no RS/MLD noise)
-    ("net/ipv4/conf/default/ignore_routes_with_linkdown", "1"),
-    ("net/ipv4/conf/all/ignore_routes_with_linkdown", "1"),
-    ("net/ipv6/conf/default/ignore_routes_with_linkdown", "1"),
-    ("net/ipv6/conf/all/ignore_routes_with_linkdown", "1"),
 )
+_LINKDOWN = ("ipv4/conf/default", "ipv4/conf/all", "ipv6/conf/default", "ipv6/conf/all")
 _NS_SYSCTLS_SWITCH = (
     ("net/ipv4/ip_forward", "1"),
     ("net/ipv6/conf/all/forwarding", "1"),
-    ("net/ipv4/fib_multipath_hash_policy", "1"),  # ECMP on the 5-tuple, as switches hash
-    ("net/ipv6/fib_multipath_hash_policy", "1"),
+    # ECMP on every packet's 5-tuple, as a switch ASIC hashes.  Not policy 1: for forwarded
+    # packets it reuses the hash the sending socket put on the skb (it survives the veth),
+    # which TCP redraws at every retransmission timeout (net.core.txrehash), so a flow would
+    # steer itself around a dead next hop, which no real switch lets it do.
+    ("net/ipv4/fib_multipath_hash_policy", "3"),
+    ("net/ipv4/fib_multipath_hash_fields", "0x0037"),  # addresses, protocol, ports
+    ("net/ipv6/fib_multipath_hash_policy", "3"),
+    ("net/ipv6/fib_multipath_hash_fields", "0x0037"),  # the same (no flow label)
     ("net/ipv4/icmp_ratelimit", "0"),  # traced paths: every TTL gets its time-exceeded
 )
 
@@ -157,6 +164,9 @@ class Emulation:
         with self._phase("sysctl"):
             for key in NEIGH_SYSCTLS:
                 self.ledger.raise_sysctl(key, NEIGH_MINIMUM)
+        # bgp: the kernel stops using a next hop whose link lost carrier at once (zebra
+        # withdraws it too); sm: it keeps using it until the subnet manager's sweep
+        ignore = "1" if self.control == "bgp" else "0"
         with self._phase("namespaces"):
             self._ns = nsutil.Namespaces()
             self.ledger.record_many([Entry("netns", n.name) for n in plan.namespaces])
@@ -172,6 +182,8 @@ class Emulation:
                 with self._ns.entered(self.fds[i]):
                     for key, value in _NS_SYSCTLS_ALL:
                         _write_proc(key, value, n.name)
+                    for conf in _LINKDOWN:  # sm: a dead next hop blackholes until the sweep
+                        _write_proc(f"net/{conf}/ignore_routes_with_linkdown", ignore, n.name)
                     if n.role == "switch":
                         for key, value in _NS_SYSCTLS_SWITCH:
                             _write_proc(key, value, n.name)
@@ -190,6 +202,7 @@ class Emulation:
                     what=f"veth {a.ifname}<->{b.ifname} ({self._link_id(w)})",
                 )
             self._flush_all()
+            self._bond_members_fail_over()
         with self._phase("addresses+tc"):
             for i in range(len(plan.namespaces)):
                 self.batches[i].set_up(1, True, "lo up")
@@ -219,6 +232,24 @@ class Emulation:
 
                 self.bgp = Bgp(self, bfd_setting=self.bfd_setting)
                 self.bgp.start()
+
+    def _bond_members_fail_over(self) -> None:
+        """A storage member that loses carrier leaves the bond at once (as 802.3ad's
+        link monitoring drops it), whatever the control plane: its route is ignored."""
+        plan = self.built_plan
+        assert self._ns is not None
+        by_ns: dict[int, list[str]] = {}
+        for bond in plan.bonds:
+            for w in bond.members:
+                for port in (plan.wires[w].a, plan.wires[w].b):
+                    by_ns.setdefault(port.ns, []).append(port.ifname)
+        for ns, names in sorted(by_ns.items()):
+            where = plan.namespaces[ns].name
+            with self._ns.entered(self.fds[ns]):
+                for name in sorted(set(names)):
+                    for fam in ("ipv4", "ipv6"):
+                        _write_proc(f"net/{fam}/conf/{name}/ignore_routes_with_linkdown", "1",
+                                    where)  # fmt: skip
 
     def _port_rules(self) -> None:
         """Traffic a server sends from a NIC port's address leaves through that port.
@@ -332,6 +363,21 @@ class Emulation:
             self.batches[p.ns].shape(p.ifindex, rate_bps, False, f"tbf on {p.ifname}")
         self._flush_all()
 
+    def set_drop(self, wires: Iterable[int], drop: bool) -> None:
+        """Make wires drop every packet, both directions (or carry traffic again).
+
+        Both ends keep their state and carrier, so every route over the wire
+        stays as it is: the packets it takes are lost (a blackhole), as when a
+        cable or optic dies under forwarding tables that still point at it.
+        """
+        for wire in wires:
+            for e in (0, 1):
+                p = self.port(wire, e)
+                self.batches[p.ns].shape(p.ifindex, self.rates[wire], False,
+                                         f"tbf {'drop' if drop else 'limit'} on {p.ifname}",
+                                         drop=drop)  # fmt: skip
+        self._flush_all()
+
     def link_flags(self, namespaces: Iterable[int]) -> dict[tuple[int, int], int]:
         """(namespace, ifindex) -> interface flags as the kernel reports them now.
 
@@ -357,6 +403,10 @@ class Emulation:
 
     def qdisc_rates(self, ns: int) -> dict[int, int]:
         """ifindex -> the tbf rate (bps) the kernel reports for its root qdisc."""
+        return {i: rate for i, (rate, _) in self.qdisc_params(ns).items()}
+
+    def qdisc_params(self, ns: int) -> dict[int, tuple[int, int]]:
+        """ifindex -> (rate in bps, queue limit in bytes) of its root tbf qdisc."""
         out = {}
         for msg in self.batches[ns].dump("qdisc"):
             if msg.get_attr("TCA_KIND") != "tbf":
@@ -364,7 +414,7 @@ class Emulation:
             opts = msg.get_attr("TCA_OPTIONS")
             parms = opts.get_attr("TCA_TBF_PARMS") if opts is not None else None
             if parms is not None:
-                out[int(msg["index"])] = int(parms["rate"]) * 8
+                out[int(msg["index"])] = (int(parms["rate"]) * 8, int(parms["limit"]))
         return out
 
     def exec_argv(self, ns: int, argv: list[str]) -> list[str]:

@@ -12,6 +12,18 @@ fault                   what happens in the namespaces
 ``bond-member``         that storage member goes down; the bond keeps its other member
 ======================  ================================================================
 
+Under ``routing: sm`` a failure (``kill``, ``cut``, ``optic``) is routed around
+only when the subnet manager sweeps, ``sweep_delay`` seconds later (the
+scenario's ``routing: {reroute: ...}``): until then every forwarding table
+still points at what died and the traffic it sends there is lost.  A killed
+element's own ports go down at once, and its neighbours keep using their next
+hops toward it (the kernel uses a next hop without carrier, as it is told to
+under ``sm``); a cut cable or a dead optic drops every packet both ways at
+once (a tbf queue of 0 bytes on both ends: a veth cannot lose carrier while
+both ends are up) and its ports go down when the sweep finds them.  A drain
+is routed around before its links go (no blackhole), a repair is swept at
+once.  Under ``bgp`` every change is made at once and FRR reacts to it.
+
 Faults may overlap (a cut cable on a killed leaf): each interface end counts the
 faults holding it down and comes back up only when the last one is reverted.
 Every change is checked against what the kernel reports afterwards; a fault that
@@ -53,6 +65,8 @@ End = tuple[int, int]  # (wire, end)
 # the background, under that lock) it can wait many seconds, so the deadline is generous.
 UP_TIMEOUT_S = 30.0
 DRAIN_TIMEOUT_S = 60.0  # bgp: the rest of the fabric moves away from a drained switch
+#: Failures the subnet manager must route around (a drain is routed around before it).
+REROUTED = frozenset({FaultKind.KILL, FaultKind.CUT, FaultKind.OPTIC})
 
 
 @dataclass(slots=True)
@@ -69,7 +83,7 @@ class FaultEngine:
     """Applies and reverts faults, and re-sweeps the routes (``routing: sm``)."""
 
     emu: Emulation
-    sweep_delay: float = 0.0
+    sweep_delay: float = 0.0  # sm: seconds from a failure to the subnet manager's sweep
     holds: Counter[End] = field(default_factory=Counter)
     dead: Counter[int] = field(default_factory=Counter)
     factors: dict[int, list[float]] = field(default_factory=dict)
@@ -78,6 +92,8 @@ class FaultEngine:
     forced: set[int] = field(default_factory=set)
     hung: set[int] = field(default_factory=set)  # bgp: switch namespaces whose daemons stopped
     drain_moved_s: list[float] = field(default_factory=list)  # bgp: routes moved per drain
+    due: float | None = None  # when the sm sweep runs (monotonic seconds)
+    pending: set[End] = field(default_factory=set)  # sm: ends that go down at the sweep
 
     def __post_init__(self) -> None:
         if self.emu.bgp is not None:  # the daemons' initial convergence is the first settle
@@ -142,19 +158,53 @@ class FaultEngine:
             raise BackendError(msg)
         for el in effect.dead:
             self.dead[el] += 1
-        if fault.fault.kind is FaultKind.DRAIN:
+        kind = fault.fault.kind
+        if kind is FaultKind.DRAIN:
             self._route_around(newly_dead)  # before its links go (a graceful drain)
-        elif fault.fault.kind is FaultKind.KILL:
+        elif kind is FaultKind.KILL:
             self._hang(newly_dead)
         for e in effect.ends:
             self.holds[e] += 1
         for w, factor in effect.factors:
             self.factors.setdefault(w, []).append(factor)
         self.effects[id(fault)] = effect
-        emu.set_admin(going_down, False)
+        delay = self.sweep_delay if kind in REROUTED and emu.bgp is None else 0.0
+        if delay > 0 and kind in (FaultKind.CUT, FaultKind.OPTIC):
+            self._blackhole(going_down)  # the ports go down when the sweep finds them
+        else:
+            emu.set_admin(going_down, False)
+            self._verify_down(going_down)
         self._apply_rates(effect)
-        self._verify_down(going_down)
-        self.changed_at = time.monotonic()
+        now = time.monotonic()
+        self.changed_at = now
+        self.due = max(self.due or now, now + delay)
+
+    def _blackhole(self, ends: list[End]) -> None:
+        """Every packet over these ends' wires is lost from now on, both ways."""
+        emu = self.emu
+        wires = sorted({w for w, _ in ends} - {w for w, _ in self.pending})
+        self.pending |= set(ends)
+        emu.set_drop(wires, True)
+        for w in wires:
+            for end in (0, 1):
+                p = emu.port(w, end)
+                got = emu.qdisc_params(p.ns).get(p.ifindex)
+                if got is None or got[1] != 0:
+                    msg = (
+                        f"{emu.fabric.link_ids[emu.built.wires[w].link]}: the kernel reports "
+                        f"a queue limit of {got and got[1]} bytes on {p.ifname}, expected 0 (drop)"
+                    )
+                    raise BackendError(msg)
+
+    def _sweep_pending(self) -> None:
+        """The sweep found the dead cables: their ports go down, their wires stop dropping."""
+        if not self.pending:
+            return
+        ends = sorted(self.pending)
+        self.pending.clear()
+        self.emu.set_admin(ends, False)
+        self._verify_down(ends)
+        self.emu.set_drop(sorted({w for w, _ in ends}), False)
 
     def _rate_changes(self, effect: _Effect) -> bool:
         return any(factor != 1.0 for _, factor in effect.factors)
@@ -176,6 +226,11 @@ class FaultEngine:
                 del self.dead[el]
         for w, factor in effect.factors:
             self.factors[w].remove(factor)
+        never_down = [e for e in coming_up if e in self.pending]  # repaired before the sweep
+        if never_down:
+            self.pending -= set(never_down)
+            live = {w for w, _ in self.pending}
+            self.emu.set_drop(sorted({w for w, _ in never_down} - live), False)
         self.emu.set_admin(coming_up, True)
         self._apply_rates(effect)
         self._verify_up(coming_up)
@@ -183,6 +238,7 @@ class FaultEngine:
         # an admin-down interface lost its static routes: re-push those namespaces
         self.forced |= {self.emu.port(w, end).ns for w, end in coming_up}
         self.changed_at = time.monotonic()
+        self.due = max(self.due or self.changed_at, self.changed_at)  # a repair: swept at once
 
     def _apply_rates(self, effect: _Effect) -> list[int]:
         emu = self.emu
@@ -333,19 +389,22 @@ class FaultEngine:
             raise BackendError(msg)
         sent = router.push(compute(self.emu.built, self.alive()), frozenset(self.forced))
         self.forced.clear()
+        self._sweep_pending()
         return sent
 
     def settle(self, timeout: float) -> float:
         """Seconds from the last change until the fabric's routes are what is alive needs.
 
-        sm: the sweep (after the sweep delay) installs them.  bgp: the servers'
-        static routes are swept and the FIB of every live switch is watched until
-        it holds exactly the converged tables (every prefix, every next hop), and
-        with BFD on until every BFD session between live switches is up.
+        sm: the sweep installs them when it is due (``sweep_delay`` after a
+        failure, at once after anything else).  bgp: the servers' static routes
+        are swept and the FIB of every live switch is watched until it holds
+        exactly the converged tables (every prefix, every next hop), and with
+        BFD on until every BFD session between live switches is up.
         """
         if self.changed_at is None:
             return 0.0
-        wait = self.changed_at + self.sweep_delay - time.monotonic()
+        wait = (self.due or 0.0) - time.monotonic()
+        self.due = None
         if wait > 0 and self.emu.bgp is None:
             time.sleep(wait)
         self.sweep()

@@ -59,7 +59,7 @@ FRA_IIFNAME = 3
 FRA_SRC = 2
 FRA_PRIORITY = 6
 FRA_TABLE = 15
-_TBF_CACHE: dict[int, bytes] = {}
+_TBF_CACHE: dict[tuple[int, bool], bytes] = {}
 
 
 def _nla(kind: int, payload: bytes) -> bytes:
@@ -228,23 +228,31 @@ class Batch:
         data = _HDR.pack(_HDR.size + len(body), mtype, flags, self._seq, 0) + body
         self._queue.append((self._seq, data, what))
 
-    def shape(self, ifindex: int, rate_bps: int, create: bool, what: str) -> None:
-        """Root tbf qdisc: the link's shaped rate (burst: 10 ms of traffic, 16 KB at least)."""
+    def shape(
+        self, ifindex: int, rate_bps: int, create: bool, what: str, *, drop: bool = False
+    ) -> None:
+        """Root tbf qdisc: the link's shaped rate (burst: 10 ms of traffic, 16 KB at least).
+
+        ``drop``: a queue limit of 0 bytes, so that every packet is dropped (a
+        cable whose light is gone, while both ends keep their state: a veth
+        cannot lose carrier with both ends up, and this kernel has no tc
+        drop action).
+        """
         from pyroute2.netlink.rtnl.tcmsg import sched_tbf
 
-        template = _TBF_CACHE.get(rate_bps)
+        template = _TBF_CACHE.get((rate_bps, drop))
         if template is None:  # pyroute2 computes the rate table once per rate
             m = tcmsg()
             m["handle"] = 0x10000
             m["parent"] = 0xFFFFFFFF
             burst = max(16_384, rate_bps // 8 // 100)
-            opts = sched_tbf.get_parameters(
-                {"rate": f"{rate_bps}bit", "burst": burst, "latency": "50ms"}
-            )
+            params: dict[str, Any] = {"rate": f"{rate_bps}bit", "burst": burst}
+            params.update({"limit": 0} if drop else {"latency": "50ms"})
+            opts = sched_tbf.get_parameters(params)
             m["attrs"] = [["TCA_KIND", "tbf"], ["TCA_OPTIONS", opts]]
             m["header"]["type"] = RTM_NEWQDISC
             m.encode()
-            template = _TBF_CACHE[rate_bps] = bytes(m.data)
+            template = _TBF_CACHE[rate_bps, drop] = bytes(m.data)
         self._seq += 1
         data = bytearray(template)
         struct.pack_into("=HHI", data, 4, RTM_NEWQDISC, CREATE if create else REPLACE, self._seq)
