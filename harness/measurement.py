@@ -46,7 +46,7 @@ from harness.fabric.model import Fabric
 
 Pair = tuple[str, str]
 JobEnd = Literal["running", "error", "timeout", "exited"]
-MEASUREMENT_KINDS: tuple[str, ...] = ("probes", "paths", "flows", "jobs", "links")
+MEASUREMENT_KINDS: tuple[str, ...] = ("probes", "paths", "flows", "jobs", "links", "traffic")
 
 
 # -- records ----------------------------------------------------------------------------------
@@ -135,7 +135,11 @@ class MeasurePlan:
     ``probes``: NIC id pairs to probe; ``paths``: NIC id pairs to trace;
     ``flows``: flow groups, each run for ``flow_seconds``; ``jobs``: job names
     whose runs to report, watched for at least ``job_seconds``; ``links``: link
-    ids whose state to report.  ``note`` says how the probes were chosen.
+    ids whose state to report; ``traffic``: flow groups that stand for a job's
+    collective (its ring, tree or all-to-all flows on one rail, in rank order),
+    run like ``flows`` by a backend that moves real packets (the model predicts
+    a collective's bus bandwidth from its flow engine instead).  ``note`` says
+    how the probes were chosen.
     """
 
     probes: tuple[Pair, ...] = ()
@@ -146,9 +150,11 @@ class MeasurePlan:
     flow_seconds: float = 2.0
     job_seconds: float = 0.0
     note: str = ""
+    traffic: tuple[FlowGroup, ...] = ()
 
     def __or__(self, other: MeasurePlan) -> MeasurePlan:
         groups = {g.name: g for g in (*self.flows, *other.flows)}
+        traffic = {g.name: g for g in (*self.traffic, *other.traffic)}
         notes = dict.fromkeys(n for n in (self.note, other.note) if n)
         return MeasurePlan(
             _union(self.probes, other.probes),
@@ -159,18 +165,21 @@ class MeasurePlan:
             max(self.flow_seconds, other.flow_seconds),
             max(self.job_seconds, other.job_seconds),
             "; ".join(notes),
+            tuple(traffic.values()),
         )
 
     @property
     def empty(self) -> bool:
-        return not (self.probes or self.paths or self.flows or self.jobs or self.links)
+        return not (
+            self.probes or self.paths or self.flows or self.jobs or self.links or self.traffic
+        )
 
     @property
     def kinds(self) -> frozenset[str]:
         """Which measurement kinds the plan asks for (see :data:`MEASUREMENT_KINDS`)."""
         asked = zip(
             MEASUREMENT_KINDS,
-            (self.probes, self.paths, self.flows, self.jobs, self.links),
+            (self.probes, self.paths, self.flows, self.jobs, self.links, self.traffic),
             strict=True,
         )
         return frozenset(k for k, v in asked if v)
@@ -182,6 +191,7 @@ class MeasurePlan:
             f"{len(self.flows)} flow groups" if self.flows else "",
             f"{len(self.jobs)} jobs" if self.jobs else "",
             f"{len(self.links)} links" if self.links else "",
+            f"{len(self.traffic)} collectives' flows" if self.traffic else "",
         ]
         text = ", ".join(p for p in parts if p) or "nothing"
         return f"{text} ({self.note})" if self.note else text
@@ -310,7 +320,7 @@ class Measurements:
         have = {(f.group, f.src, f.dst) for f in self.flows}
         out += [
             f"flow {g.name}: {a} -> {b}"
-            for g in plan.flows
+            for g in (*plan.flows, *plan.traffic)
             for a, b in g.pairs
             if (g.name, a, b) not in have
         ]

@@ -11,6 +11,7 @@ the :class:`MeasureOptions` of the run:
 * islands: every live NIC probes one *anchor* NIC of every predicted island;
 * traced paths between the NICs two GPUs use;
 * flows that load one leaf's uplinks (their rate against the preflight's);
+* a job's collective as the flows it places (:func:`collective_flow_group`);
 * job runs, and the state of links.
 """
 
@@ -22,7 +23,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from harness.analysis import Analysis
+from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.invariants.traffic import rank_flows
+from harness.jobs import Collective
+from harness.jobs import Job
 from harness.measurement import FlowGroup
 from harness.measurement import MeasurePlan
 from harness.measurement import Pair
@@ -179,6 +184,40 @@ def uplink_flow_group(a: Analysis, leaf: int) -> FlowGroup:
         if pool:
             pairs.append((f.ids[srcs[i]], f.ids[pool[(i // len(dsts)) % len(pool)]]))
     return FlowGroup(f"uplinks {f.ids[leaf]}", tuple(pairs))
+
+
+def collective_flow_group(a: Analysis, job: Job, collective: Collective) -> FlowGroup:
+    """The flows ``job``'s ``collective`` places on one rail, in rank order.
+
+    The flows of :func:`~harness.invariants.traffic.rank_flows` (ring edges,
+    both trees' parent-child edges both ways, every all-to-all pair) between
+    the rail NICs of the job's servers, on the rail whose leaves under the job
+    keep the least live uplink capacity (rail 0 on a tie): in a rail-optimized
+    fabric the rails share no cable, so that rail paces the collective.  The
+    group's name is the same whatever the rail, so a step compares with the
+    healthy fabric's group.
+    """
+    f = a.fabric
+    live, _ = a.uplink_gbps()
+    nics: dict[int, list[int]] = defaultdict(list)  # rail -> the rank-ordered NICs
+    for server in job.servers:
+        for nic in f.parts_of(server, Kind.NIC).tolist():
+            nics[int(f.rail[nic])].append(nic)
+    rails = [r for r, xs in sorted(nics.items()) if len(xs) == len(job.servers)]
+    name = f"traffic {job.name} {collective}"
+    if not rails:
+        return FlowGroup(name, ())
+
+    def least_uplinks(rail: int) -> float:
+        leaves = {x for n in nics[rail] for x in a.nic_leaves(n)}
+        return min((float(live[x]) for x in leaves), default=0.0)
+
+    rail = min(rails, key=lambda r: (least_uplinks(r), r))
+    src, dst = rank_flows(collective, len(job.servers))
+    ranked = nics[rail]
+    pairs = tuple((f.ids[ranked[s]], f.ids[ranked[d]]) for s, d in zip(src.tolist(), dst.tolist(),
+                                                                          strict=True))  # fmt: skip
+    return FlowGroup(name, pairs)
 
 
 def uplink_links(a: Analysis) -> tuple[str, ...]:

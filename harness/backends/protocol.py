@@ -94,12 +94,13 @@ class Capabilities:
 
     @classmethod
     def everything(cls) -> Capabilities:
-        """Every fault on every element and link, every measurement (the model)."""
+        """Every fault on every element and link, every measurement (the model) but
+        ``traffic``: the model predicts a collective's bus bandwidth, it moves no packets."""
         return cls(
             frozenset(k.value for k in FaultKind),
             frozenset(k.label for k in Kind),
             frozenset(k.label for k in LinkKind),
-            frozenset(MEASUREMENT_KINDS),
+            frozenset(MEASUREMENT_KINDS) - {"traffic"},
             frozenset(CONTROLS),
         )
 

@@ -4,9 +4,12 @@ Every ``scenarios/referee-*.yaml`` runs on the netns backend with ``routing: sm`
 (the harness's subnet manager, whose sweep comes the scenario's ``reroute``
 after a failure) and with ``--routing bgp`` (FRR on every switch): each must
 pass with 0 mismatches between what the model predicts and what was measured,
-and the jobs' verdicts must come from the real gloo job.  A scenario whose
-outcome hangs on a ``reroute`` it states for ``sm`` (referee-slow-reroute) is
-not run under ``bgp``, and says why.
+the jobs' verdicts must come from the real gloo job and a collective's bus
+bandwidth from its traffic pattern (its flows, run with iperf3).  The valley
+paths referee, ``scenarios/netns-valley-paths.yaml``, runs under ``sm`` with
+the other netns scenarios (tests/netns/test_backend.py) and under ``bgp``
+here.  A scenario whose outcome hangs on a ``reroute`` it states for ``sm``
+(referee-slow-reroute) is not run under ``bgp``, and says why.
 """
 
 from __future__ import annotations
@@ -24,12 +27,16 @@ pytestmark = pytest.mark.privileged
 
 SCENARIOS = sorted(Path(__file__).parents[2].joinpath("scenarios").glob("referee-*.yaml"))
 SM_ONLY = {"referee-slow-reroute"}  # its 8 s is the subnet manager's sweep
-CASES = [(p, c) for p in SCENARIOS for c in ("sm", "bgp")]
+VALLEY = SCENARIOS[0].parent / "netns-valley-paths.yaml"  # sm: tests/netns/test_backend.py
+CASES = [(p, c) for p in SCENARIOS for c in ("sm", "bgp")] + [(VALLEY, "bgp")]
 
 
 def test_every_semantic_has_a_referee() -> None:
     names = {p.stem for p in SCENARIOS}
-    assert {"referee-drain-vs-kill", "referee-slow-reroute", "referee-flap"} <= names
+    assert {
+        "referee-drain-vs-kill", "referee-slow-reroute", "referee-flap",
+        "referee-interleaved-ranks", "referee-one-spine-tree",
+    } <= names  # fmt: skip
     for path in SCENARIOS:
         for sc in load_file(path):
             assert {"model", "netns"} <= set(sc.backends)
@@ -55,3 +62,7 @@ def test_referee_agrees_with_the_model(path: Path, control: Control) -> None:
             if e.observation.startswith("jobs_lost") and e.measured_by == "netns"
         ]
         assert jobs, "the jobs' verdicts must be measured, not predicted"
+        busbw = [e for s in result.steps for e in s.expectations
+                 if e.observation.startswith("job_busbw_ratio")]  # fmt: skip
+        assert all(e.measured_by == "netns" for e in busbw), "bus bandwidth must be measured"
+        assert all("traffic pattern" in e.measured_detail for e in busbw)

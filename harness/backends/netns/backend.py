@@ -101,7 +101,7 @@ class NetnsBackend:
         # probes, paths and links always; jobs with torch installed, flows with iperf3
         kinds = set(type(self).capabilities.measurements)
         kinds |= {"jobs"} if torch_unavailable() is None else set()
-        kinds |= {"flows"} if iperf3_unavailable() is None else set()
+        kinds |= {"flows", "traffic"} if iperf3_unavailable() is None else set()
         self.capabilities = dataclasses.replace(
             type(self).capabilities, routing=frozenset(controls), measurements=frozenset(kinds)
         )
@@ -253,11 +253,13 @@ class NetnsBackend:
         return tuple(self._gloo.measure(plan.jobs, plan.job_seconds, self._changed_at))
 
     def _run_flows(self, plan: MeasurePlan) -> tuple[Flow, ...]:
-        if not plan.flows:
+        """The flow groups, then each collective's flows (``traffic``), a group at a time."""
+        groups = (*plan.flows, *plan.traffic)
+        if not groups:
             return ()
         if self._flows is None:
             self._flows = Flows(self._engine().emu)
-        return self._flows.run_all(plan.flows, plan.flow_seconds)
+        return self._flows.run_all(groups, plan.flow_seconds)
 
     def _links(self, link_ids: Sequence[str]) -> tuple[LinkState, ...]:
         if not link_ids:
