@@ -714,6 +714,9 @@ def _m_jobs_survived(m: MeasureInput) -> Observed | None:
     return None if dead is None else Observed(len(m.plan.jobs) - len(dead))
 
 
+TRAFFIC_SECONDS = 4.0  # at least, for a collective's flows
+
+
 def _busbw_plan(p: PlanInput) -> MeasurePlan:
     """The job runs and, for one named job, its collectives' flows (``traffic``)."""
     a = p.analysis
@@ -726,7 +729,9 @@ def _busbw_plan(p: PlanInput) -> MeasurePlan:
     collectives = [wanted] if wanted in COLLECTIVES else list(job.collectives)
     groups = [collective_flow_group(a, job, c) for c in collectives]
     traffic = tuple(g for g in groups if g.pairs)
-    return plan | MeasurePlan(traffic=traffic, flow_seconds=p.options.flow_seconds)
+    # tens of flows start one by one on a loaded host: run them long enough to overlap
+    seconds = max(p.options.flow_seconds, TRAFFIC_SECONDS)
+    return plan | MeasurePlan(traffic=traffic, flow_seconds=seconds)
 
 
 def _paced(flows: tuple[Flow, ...], f: Fabric) -> tuple[float, str] | None:

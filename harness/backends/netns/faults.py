@@ -238,7 +238,7 @@ class FaultEngine:
         # an admin-down interface lost its static routes: re-push those namespaces
         self.forced |= {self.emu.port(w, end).ns for w, end in coming_up}
         self.changed_at = time.monotonic()
-        self.due = max(self.due or self.changed_at, self.changed_at)  # a repair: swept at once
+        self.due = self.changed_at  # a repair is swept at once (a failure it undid needs none)
 
     def _apply_rates(self, effect: _Effect) -> list[int]:
         emu = self.emu
