@@ -42,7 +42,13 @@ def _cross_su(f: Fabric) -> list[tuple[int, int]]:
 
 
 def _reached(emu: Emulation, pairs: list[tuple[int, int]]) -> int:
+    """Pairs one quick probe gets through (a blackhole shows as fewer)."""
     return sum(p.ok for p in probe(emu, pairs, timeout=0.3, rounds=1))
+
+
+def _all_reached(emu: Emulation, pairs: list[tuple[int, int]]) -> bool:
+    """Every pair gets through (three probes of 1 s each: a loaded host answers late)."""
+    return all(p.ok for p in probe(emu, pairs, timeout=1.0, rounds=3))
 
 
 def _route(emu: Emulation, ns: int, *args: str) -> str:
@@ -67,7 +73,7 @@ def test_a_failure_blackholes_until_the_sweep(emu: Emulation, small: Fabric, kin
     pairs = _cross_su(small)
     eng = FaultEngine(emu, sweep_delay=DELAY)
     applied = Fault.parse(FAILURES[kind]).resolve(small)
-    assert _reached(emu, pairs) == len(pairs)
+    assert _all_reached(emu, pairs)
     t0 = time.monotonic()
     eng.inject(applied)
     during = _reached(emu, pairs)
@@ -75,13 +81,13 @@ def test_a_failure_blackholes_until_the_sweep(emu: Emulation, small: Fabric, kin
     assert 0 < during < len(pairs)  # the share hashed onto what died is lost, the rest is not
     took = eng.settle(30)
     assert took >= DELAY
-    assert _reached(emu, pairs) == len(pairs)  # swept: every pair goes around it
+    assert _all_reached(emu, pairs)  # swept: every pair goes around it
     for link in applied.links:  # the sweep found the cable dead: its ports are down now
         w = emu.built.wire_of_link[link]
         assert not all(emu.carrier(w, emu.link_flags({emu.port(w, 0).ns, emu.port(w, 1).ns})))
     eng.revert(applied)
     eng.settle(30)
-    assert _reached(emu, pairs) == len(pairs)
+    assert _all_reached(emu, pairs)
 
 
 def test_before_the_sweep_the_tables_still_point_at_a_killed_spine(
@@ -103,7 +109,7 @@ def test_a_drain_is_routed_around_before_its_links_go(emu: Emulation, small: Fab
     eng = FaultEngine(emu, sweep_delay=DELAY)
     applied = Fault.parse({"drain": "spine-02"}).resolve(small)
     eng.inject(applied)
-    assert _reached(emu, pairs) == len(pairs)  # no blackhole, no waiting for a sweep
+    assert _all_reached(emu, pairs)  # no blackhole, no waiting for a sweep
     assert eng.settle(30) < DELAY
     eng.revert(applied)
     eng.settle(30)
@@ -123,7 +129,7 @@ def test_a_cable_repaired_before_the_sweep_carries_traffic_again(
         p = emu.port(w, end)
         assert emu.qdisc_params(p.ns)[p.ifindex][1] > 0  # no longer dropping
     assert eng.settle(30) < 30.0  # a repair is swept at once
-    assert _reached(emu, pairs) == len(pairs)
+    assert _all_reached(emu, pairs)
 
 
 def test_a_storage_bond_drops_a_dead_member_at_once(emu: Emulation, small: Fabric) -> None:

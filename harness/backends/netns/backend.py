@@ -76,6 +76,10 @@ def _env_float(name: str, default: float) -> float:
         raise ScenarioError(msg) from None
 
 
+#: bgp: seconds the fabric may take to converge before the real jobs start (seed-a800: ~37 s)
+JOB_START_CONVERGE_S = 120.0
+
+
 class NetnsBackend:
     """A fabric in network namespaces, routed by the harness (``sm``) or by FRR (``bgp``)."""
 
@@ -141,6 +145,10 @@ class NetnsBackend:
         self.emu = Emulation(fabric, scale=self.scale, control=routing.control, bfd=routing.bfd)
         self.emu.up()
         self.engine = FaultEngine(self.emu, sweep_delay=self._sweep_delay(routing))
+        if jobs and self.emu.bgp is not None:
+            # the ranks connect over the routes BGP installs: a rank that finds no route
+            # yet fails at once (ENETUNREACH), so the job starts on the converged fabric
+            self.engine.settle(JOB_START_CONVERGE_S)
         self._start_jobs(tuple(jobs))
 
     def _sweep_delay(self, routing: Routing) -> float:
