@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 import secrets
-from pathlib import Path
 import sys
 import time
+from pathlib import Path
 
 from mininet.link import Link
 from mininet.log import setLogLevel
