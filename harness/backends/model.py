@@ -10,10 +10,10 @@ available.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import TracebackType
 
 from harness.analysis import Analysis
 from harness.backends.protocol import Capabilities
+from harness.backends.signals import Closes
 from harness.errors import BackendError
 from harness.fabric.model import Fabric
 from harness.faults import AppliedFault
@@ -36,7 +36,7 @@ def unavailable() -> str | None:
     return None
 
 
-class ModelBackend:
+class ModelBackend(Closes):
     """Keeps a :class:`FaultState`; measuring it is a pure computation."""
 
     name = "model"
@@ -116,17 +116,6 @@ class ModelBackend:
     def close(self) -> None:
         if self._state is not None:
             self._state = FaultState.healthy(self._state.fabric)
-
-    def __enter__(self) -> ModelBackend:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def create() -> ModelBackend:

@@ -40,7 +40,25 @@ def cleanup_on_signals() -> Iterator[None]:
             signal.signal(s, handler)
 
 
-class ClosesOnSignals:
+class Closes:
+    """A context manager that calls ``close()`` on the way out (what every backend is)."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class ClosesOnSignals(Closes):
     """A context manager that calls ``close()`` on the way out, signals included.
 
     ``__enter__`` installs :func:`cleanup_on_signals` and then runs ``opened()``
@@ -50,9 +68,6 @@ class ClosesOnSignals:
     """
 
     _signals: contextlib.AbstractContextManager[None] | None = None
-
-    def close(self) -> None:
-        raise NotImplementedError
 
     def opened(self) -> None:
         """Run inside the signal guard when the ``with`` block is entered."""

@@ -29,7 +29,6 @@ import dataclasses
 import os
 import time
 from collections.abc import Sequence
-from types import TracebackType
 
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.faults import SUPPORTED_ELEMENTS
@@ -44,6 +43,7 @@ from harness.backends.netns.plan import DEFAULT_SCALE
 from harness.backends.netns.probe import probe
 from harness.backends.netns.probe import trace
 from harness.backends.protocol import Capabilities
+from harness.backends.signals import Closes
 from harness.errors import BackendError
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
@@ -80,7 +80,7 @@ def _env_float(name: str, default: float) -> float:
 JOB_START_CONVERGE_S = 120.0
 
 
-class NetnsBackend:
+class NetnsBackend(Closes):
     """A fabric in network namespaces, routed by the harness (``sm``) or by FRR (``bgp``)."""
 
     name = "netns"
@@ -204,17 +204,6 @@ class NetnsBackend:
                 self.emu.down()
             self.emu = None
             self.engine = None
-
-    def __enter__(self) -> NetnsBackend:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- measuring ------------------------------------------------------------------------------
     def measure(self, plan: MeasurePlan) -> Measurements:

@@ -422,6 +422,21 @@ class Emulation:
         return ["ip", "netns", "exec", self.built.namespaces[ns].name, *argv]
 
 
+def running_ledger(emu: Emulation, task: str, why_not: str | None) -> Ledger:
+    """The ledger of ``emu`` for a tool that will ``task`` in it (``measure flows``).
+
+    :class:`BackendError` when the tool cannot run here (``why_not``) or the
+    emulation is not up.
+    """
+    if why_not is not None:
+        msg = f"netns cannot {task}: {why_not}"
+        raise BackendError(msg)
+    if emu.ledger is None:
+        msg = "the emulation is not up"
+        raise BackendError(msg)
+    return emu.ledger
+
+
 def _write_proc(key: str, value: str, where: str) -> None:
     try:
         Path("/proc/sys", key).write_text(value)

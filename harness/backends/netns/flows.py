@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.backends.netns.emulation import Emulation
+from harness.backends.netns.emulation import running_ledger
 from harness.backends.netns.nsutil import NETNS_RUN_DIR
 from harness.backends.netns.spawn import Held
 from harness.backends.netns.spawn import Ports
@@ -135,15 +136,8 @@ class Flows:
     """Runs flow groups with iperf3 in an :class:`Emulation`'s server namespaces."""
 
     def __init__(self, emu: Emulation) -> None:
-        why = iperf3_unavailable()
-        if why is not None:
-            msg = f"netns cannot measure flows: {why}"
-            raise BackendError(msg)
-        if emu.ledger is None:
-            msg = "the emulation is not up"
-            raise BackendError(msg)
+        self.ledger = running_ledger(emu, "measure flows", iperf3_unavailable())
         self.emu = emu
-        self.ledger = emu.ledger
         self.dir = self.ledger.dir / "flows"
         self._ports = Ports(*PORTS)
         self._runs = 0

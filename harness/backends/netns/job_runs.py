@@ -34,6 +34,7 @@ from typing import IO
 from typing import Any
 
 from harness.backends.netns.emulation import Emulation
+from harness.backends.netns.emulation import running_ledger
 from harness.backends.netns.job_worker import RankConfig
 from harness.backends.netns.nsutil import NETNS_RUN_DIR
 from harness.backends.netns.spawn import Ports
@@ -134,15 +135,8 @@ class GlooJobs:
     def __init__(
         self, emu: Emulation, jobs: Sequence[Job], *, elements: int = DEFAULT_ELEMENTS
     ) -> None:
-        why = torch_unavailable()
-        if why is not None:
-            msg = f"netns cannot run jobs: {why}"
-            raise BackendError(msg)
-        if emu.ledger is None:
-            msg = "the emulation is not up"
-            raise BackendError(msg)
+        self.ledger = running_ledger(emu, "run jobs", torch_unavailable())
         self.emu = emu
-        self.ledger = emu.ledger
         self.elements = elements
         self.dir = self.ledger.dir / "jobs"
         self.jobs = {j.name: _Job(j) for j in jobs}
