@@ -89,7 +89,8 @@ class Analysis:
         self.paths: PathRule = paths
         self.forwarding: Forwarding = forwarding
         self._healthy = healthy
-        self._parts_cache: dict[tuple[int, Kind], list[int]] = {}
+        self._parts_cache: dict[tuple[int, int], list[int]] = {}  # (server, Kind)
+        self._parts_seen: set[int] = set()
         self._groups_cache: dict[tuple[str, int], list[list[int]]] = {}
         self._busbw_cache: dict[tuple[str, Collective | None], float] = {}
         self._comps_cache: dict[int, frozenset[int]] = {}
@@ -160,7 +161,21 @@ class Analysis:
         key = (server, kind)
         got = self._parts_cache.get(key)
         if got is None:
-            got = self._parts_cache[key] = self.fabric.parts_of(server, kind).tolist()
+            if server not in self._parts_seen:  # every kind at once: one look at its parts
+                self._parts_seen.add(server)
+                f = self.fabric
+                ch = f.children.get(server)
+                if ch is not None:
+                    cache = self._parts_cache
+                    for p, k in zip(ch.tolist(), f.kind[ch].tolist(), strict=True):
+                        at = cache.get((server, k))  # an int key finds its Kind alike
+                        if at is None:
+                            cache[server, k] = [p]
+                        else:
+                            at.append(p)
+                got = self._parts_cache.get(key)
+            if got is None:
+                got = self._parts_cache[key] = []
         return got
 
     @cached_property

@@ -38,18 +38,21 @@ def gpu_reach(fabric: Fabric, view: ServerView) -> tuple[Reach, Reach]:
     """Per GPU: the components it reaches through its own NIC, and with PXN."""
     direct: Reach = {}
     pxn: Reach = {}
+    empty: frozenset[int] = frozenset()
     for srv in fabric.servers.tolist():
-        for g in view.parts(srv, Kind.GPU):
-            comps: set[int] = set()
-            for n in view.gpu_nics(g):
-                comps |= view.nic_comps(n)
-            direct[g] = frozenset(comps)
+        gpus = view.parts(srv, Kind.GPU)
+        for g in gpus:
+            nics = view.gpu_nics(g)
+            if len(nics) == 1:  # the usual GPU: its own rail NIC
+                direct[g] = view.nic_comps(nics[0])
+            else:
+                direct[g] = empty.union(*(view.nic_comps(n) for n in nics))
         for group in view.nvlink_groups(srv):
-            union = frozenset().union(*(direct[g] for g in group))
+            union = empty.union(*(direct[g] for g in group))
             for g in group:
                 pxn[g] = union
-        for g in view.parts(srv, Kind.GPU):
-            pxn.setdefault(g, frozenset())
+        for g in gpus:
+            pxn.setdefault(g, empty)
     return direct, pxn
 
 

@@ -30,6 +30,7 @@ peaks (top-most switches) above it, one per distinct set of leaves below.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -219,6 +220,7 @@ class UpDownIndex:
     """
 
     __slots__ = (
+        "_cut_info",
         "_down",
         "_key_of",
         "_keys",
@@ -267,6 +269,7 @@ class UpDownIndex:
         self._relevant = relevant
         self._memo: dict[tuple[tuple[int, ...], int, int], bool] = {}
         self._safe_memo: dict[int, bool] = {}
+        self._cut_info: dict[int, dict[int, tuple[int, int]]] = {}
         row_keys: dict[int, set[tuple[int, ...]]] = {}
         for key, members in keys.items():
             row_keys.setdefault(peaks_of[members[0]], set()).add(key)
@@ -278,24 +281,36 @@ class UpDownIndex:
         indices) leaves two of the leaves that matter without a shared peak."""
         dead, cut = list(dead), list(cut)
         if not dead and len(cut) == 1:
-            # one uplink of a leaf that matters: the answer depends only on the leaf's
-            # up-neighbours (its key), the spine the cable goes to, and how many cables do
-            c = self._lower.get(cut[0], -1)
-            key = self._key_of.get(c)
-            if key is not None:
-                z = next(z for z, link in self._up[c] if link == cut[0])
-                memo = (key, z, sum(1 for y, _ in self._up[c] if y == z))
-                got = self._memo.get(memo)
-                if got is None:
-                    got = self._memo[memo] = self._breaks(dead, cut)
-                return got
-            if c >= 0 and self._safe(next(z for z, link in self._up[c] if link == cut[0])):
-                return False
+            return self.breaks_cut(cut[0])
         if len(dead) == 1 and not cut and self._pos[dead[0]] >= 0:
             z = int(self._pos[dead[0]])
             if self._key_of.get(z) is None and self._safe(z):  # not a leaf that matters
                 return False
         return self._breaks(dead, cut)
+
+    def breaks_cut(self, link: int) -> bool:
+        """:meth:`breaks` of the one cable ``link``.
+
+        An uplink of a leaf that matters: the answer depends only on the leaf's
+        up-neighbours (its key), the switch the cable goes up to, and how many
+        cables go there, so it is computed once per such triple.
+        """
+        c = self._lower.get(link, -1)
+        if c < 0:
+            return self._breaks([], [link])
+        info = self._cut_info.get(c)
+        if info is None:  # per cable up from ``c``: (the switch above, cables to it)
+            counts = Counter(z for z, _ in self._up[c])
+            info = self._cut_info[c] = {x: (z, counts[z]) for z, x in self._up[c]}
+        z, count = info[link]
+        key = self._key_of.get(c)
+        if key is None:
+            return not self._safe(z) and self._breaks([], [link])
+        memo = (key, z, count)
+        got = self._memo.get(memo)
+        if got is None:
+            got = self._memo[memo] = self._breaks([], [link])
+        return got
 
     def _safe(self, z: int) -> bool:
         """Whether every two rows (and each row with itself) still share a peak outside the

@@ -79,8 +79,17 @@ def judge(
                     reasons.append(f"{f.ids[g]} lost its PCIe link")
                     culprits.append(f.link_ids[link])
     if len(job.servers) >= 2:
+        by_rail: dict[int, list[int]] = defaultdict(list)  # the live servers' NICs, per rail
+        rail_of = f.rail
+        for srv in job.servers:
+            if up[srv]:
+                for n in view.parts(srv, Kind.NIC):
+                    by_rail[int(rail_of[n])].append(n)
         for r in range(f.rails):
-            why, who = _judge_rail(f, obs, view, nic_ports, job, rail=r, paths=paths)
+            nics = by_rail.get(r, [])
+            if len(nics) < 2:
+                continue
+            why, who = _judge_rail(f, obs, view, nic_ports, job, nics=nics, rail=r, paths=paths)
             reasons += why
             culprits += who
     return JobVerdict(job.name, bool(reasons), tuple(reasons), tuple(dict.fromkeys(culprits)))
@@ -93,38 +102,39 @@ def _judge_rail(
     nic_ports: NicPorts,
     job: Job,
     *,
+    nics: list[int],
     rail: int,
     paths: PathRule,
 ) -> tuple[list[str], list[str]]:
-    """(reasons, culprits) of the job's NICs on ``rail`` that cannot reach the others."""
+    """(reasons, culprits) of the job's NICs on ``rail`` (``nics``: those of its live servers,
+    in server order) that cannot reach the others."""
     up = obs.element_up
     reasons: list[str] = []
     culprits: list[str] = []
-    nics: list[int] = []
-    for srv in job.servers:
-        if up[srv]:
-            nics.extend(n for n in view.parts(srv, Kind.NIC) if f.rail[n] == rail)
-    if len(nics) < 2:
-        return reasons, culprits
     bad: list[int] = []
+    strict: list[int] = []  # NICs that need every port (not tolerant)
+    empty: Mapping[int, Signature] = {}
     for n in nics:
-        ports = nic_ports.get(n, {})
-        need = f.node_spec(n).nic_ports
-        if not up[n] or not ports or (not tolerant(f, job, n) and len(ports) < need):
+        ports = nic_ports.get(n, empty)
+        spec = f.node_spec(n)
+        tol = (job.failover == "port" and spec.nic_ports > 1) or spec.nic_lag  # as tolerant()
+        if not tol:
+            strict.append(n)
+        if not up[n] or not ports or (not tol and len(ports) < spec.nic_ports):
             bad.append(n)
     if not bad:
         # reachability: strict = port p of each NIC reaches port p of every other;
         # tolerant = some port of each reaches some port of the other
         keys: dict[tuple[tuple[int, Signature], ...], list[int]] = defaultdict(list)
-        for n in nics:
-            if not tolerant(f, job, n):
-                keys[tuple(sorted(nic_ports[n].items()))].append(n)
-        kk = sorted(keys, key=lambda k: len(keys[k]))
-        for i, ka in enumerate(kk):
-            for kb in kk[i + 1 :]:
-                pa, pb = dict(ka), dict(kb)
-                if any(not (pa[p] & pb[p]) for p in pa.keys() & pb.keys()):
-                    bad.extend(keys[ka])  # the smaller group (of equals, the earlier)
+        for n in strict:
+            keys[tuple(sorted(nic_ports[n].items()))].append(n)
+        if len(keys) > 1:
+            kk = sorted(keys, key=lambda k: len(keys[k]))
+            for i, ka in enumerate(kk):
+                for kb in kk[i + 1 :]:
+                    pa, pb = dict(ka), dict(kb)
+                    if any(not (pa[p] & pb[p]) for p in pa.keys() & pb.keys()):
+                        bad.extend(keys[ka])  # the smaller group (of equals, the earlier)
         sigs: dict[frozenset[int], list[int]] = defaultdict(list)
         for n in nics:
             sigs[view.nic_comps(n)].append(n)
@@ -134,6 +144,8 @@ def _judge_rail(
                 if not a & b:
                     smaller = a if len(sigs[a]) <= len(sigs[b]) else b
                     bad.extend(sigs[smaller])
+    if not bad:
+        return reasons, culprits
     named = sorted(set(bad))
     for n in named[:MAX_NICS_NAMED]:
         why = explain_nic(f, obs, n, paths=paths)

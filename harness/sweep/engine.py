@@ -34,10 +34,10 @@ fabrics, faults, jobs, path rules, forwarding models and the bisection).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections import Counter
 from collections import defaultdict
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -184,6 +184,16 @@ class CaseResult:
 
     def category(self, fabric: Fabric) -> str:
         return " + ".join(f.category(fabric) for f in self.failures)
+
+
+def _relabel(r: CaseResult, failures: tuple[Failure, ...]) -> CaseResult:
+    """``r`` for other failures that do exactly the same (a NIC and its cable, say); what
+    ``dataclasses.replace`` does, without its look-ups."""
+    return CaseResult(
+        failures, r.pairs_disconnected, r.pairs_disconnected_direct, r.jobs_lost,
+        r.leaf_uplink_ratio, r.min_busbw_ratio, r.storage_ratio, r.exact, r.bisection_ratio,
+        r.reasons,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -535,15 +545,13 @@ class CaseEvaluator:
         if not self._local or self.bisection:
             return self._one_by_one(singles, out)
         f = self.fabric
-        no_flows = self._no_flows
-        one_class = self._single_component
         if self.paths == "up-down":
 
             def split(i: int) -> bool:  # leaves never carry up-down transit traffic
                 return f.kind[i] != int(Kind.LEAF) and self._updown_breaks((i,), ())
 
             def cut_splits(i: int) -> bool:
-                return self._updown_breaks((), (i,))
+                return any(ix.breaks_cut(i) for ix in self._updown)
         else:
             _, aps, bridges = self._switch_graph
 
@@ -553,40 +561,65 @@ class CaseEvaluator:
             def cut_splits(i: int) -> bool:
                 return i in bridges
 
-        cables: list[int] = []
-        nics: list[tuple[int, tuple[int, ...], int]] = []  # (position, NICs cut, dead leaf)
-        upper: list[int] = []  # spines and cores
-        upper_kinds = (int(Kind.SPINE), int(Kind.CORE))
-        for pos, x in enumerate(singles):
-            if x.kind == "element":
-                i = x.index
-                k = int(f.kind[i])
-                if k == int(Kind.NIC) and one_class and self._bulk_nic(i):
-                    nics.append((pos, (i,), -1))
-                elif (k == int(Kind.LEAF) and one_class and no_flows and self.base.up[i]
-                      and not split(i)):  # fmt: skip
-                    behind = tuple(sorted({nic for nic, _ in self._leaf_ports.get(i, [])}))
-                    if all(self._bulk_nic(nic) for nic in behind):
-                        nics.append((pos, behind, i))
-                elif (k in upper_kinds and no_flows and not self.bisection and self.base.up[i]
-                      and not split(i)):  # fmt: skip
-                    upper.append(pos)
-                continue
-            i = x.index
-            if self.base.cap[i] <= 0 or self.bisection:
-                continue
-            lk = int(f.link_kind[i])
-            if lk in (int(LinkKind.LEAF_SPINE), int(LinkKind.SPINE_CORE)):
-                if no_flows and not cut_splits(i):
-                    cables.append(pos)
-            elif lk == int(LinkKind.ACCESS):
-                nic = int(f.link_a[i])
-                if one_class and self._bulk_nic(nic):
-                    nics.append((pos, (nic,), -1))
+        cables, nics, upper = self._bulk_classes(singles, split, cut_splits)
         self._bulk_cables(singles, cables, out)
         self._bulk_nics(singles, nics, out)
         self._bulk_upper(singles, upper, out)
         return self._one_by_one(singles, out)
+
+    def _bulk_classes(
+        self,
+        singles: Sequence[Failure],
+        split: Callable[[int], bool],
+        cut_splits: Callable[[int], bool],
+    ) -> tuple[list[int], list[tuple[int, tuple[int, ...], int]], list[int]]:
+        """The positions of the bulk cases of :meth:`evaluate_singles`, picked out with numpy:
+        switch-to-switch cables, (position, NICs cut, dead leaf) of NIC cuts, spines and cores.
+        """
+        f = self.fabric
+        base = self.base
+        cables: list[int] = []
+        nics: list[tuple[int, tuple[int, ...], int]] = []
+        upper: list[int] = []
+        n = len(singles)
+        idx = np.fromiter((x.index for x in singles), dtype=np.int64, count=n)
+        is_el = np.fromiter((x.kind == "element" for x in singles), dtype=np.bool_, count=n)
+        el_at = np.where(is_el, idx, 0)
+        ek = np.where(is_el, f.kind[el_at], -1)
+        lk = np.full(n, -1, dtype=np.int64)  # live cables (and optics): the cable's kind
+        link_at = np.where(is_el, 0, idx)
+        if f.n_links:
+            live = ~is_el & (base.cap[link_at] > 0)
+            lk[live] = f.link_kind[link_at[live]]
+        bulk = self._bulk_nic_mask
+        if self._single_component:
+            cut = np.flatnonzero(is_el & (ek == int(Kind.NIC)) & bulk[el_at])
+            for p, i in zip(cut.tolist(), idx[cut].tolist(), strict=True):
+                nics.append((p, (i,), -1))
+            if f.n_links:
+                acc = np.flatnonzero((lk == int(LinkKind.ACCESS)) & bulk[f.link_a[link_at]])
+                for p, i in zip(acc.tolist(), f.link_a[idx[acc]].tolist(), strict=True):
+                    nics.append((p, (i,), -1))
+        if not self._no_flows:
+            nics.sort()
+            return cables, nics, upper
+        sw_links = np.flatnonzero((lk == int(LinkKind.LEAF_SPINE))
+                                  | (lk == int(LinkKind.SPINE_CORE)))  # fmt: skip
+        for p, i in zip(sw_links.tolist(), idx[sw_links].tolist(), strict=True):
+            if not cut_splits(i):
+                cables.append(p)
+        sw = np.flatnonzero(is_el & np.isin(ek, [int(k) for k in COMPUTE_SWITCH_KINDS])
+                            & base.up[el_at])  # fmt: skip
+        for p, i, k in zip(sw.tolist(), idx[sw].tolist(), ek[sw].tolist(), strict=True):
+            if k != int(Kind.LEAF):
+                if not split(i):
+                    upper.append(p)
+            elif self._single_component and not split(i):
+                behind = tuple(sorted({nic for nic, _ in self._leaf_ports.get(i, [])}))
+                if all(bulk[nic] for nic in behind):
+                    nics.append((p, behind, i))
+        nics.sort()
+        return cables, nics, upper
 
     @cached_property
     def _by_nics(self) -> dict[tuple[tuple[int, ...], int], CaseResult]:
@@ -616,28 +649,41 @@ class CaseEvaluator:
                 r = same
                 if same.failures != (x,):
                     self.exact_cases += same.exact  # counted as the case it stands for
-                    r = dataclasses.replace(same, failures=(x,))
+                    r = _relabel(same, (x,))
             res.append(r)
         return res
 
     def _bulk_nic(self, nic: int) -> bool:
         """Whether cutting ``nic`` is a bulk case (:meth:`_bulk_nics`)."""
-        got = self._bulk_nic_cache.get(nic)
-        if got is None:
-            f = self.fabric
-            srv = int(f.parent[nic])
-            got = self._bulk_nic_cache[nic] = (
-                (self._no_flows or not self._multi_server_jobs(srv))  # no flow changes
-                and bool(self.base.up[nic])
-                and len(self._ports.get(nic, {})) == 1
-                and f.node_spec(nic).nic_ports == 1
-                and srv not in self.base.damaged_servers
-            )
-        return got
+        return bool(self._bulk_nic_mask[nic])
 
     @cached_property
-    def _bulk_nic_cache(self) -> dict[int, bool]:
-        return {}
+    def _bulk_nic_mask(self) -> npt.NDArray[np.bool_]:
+        """Per element: whether it is a NIC whose cut is a bulk case (:meth:`_bulk_nics`): a
+        live single-port NIC with its one port live, on an undamaged server, whose flows (if
+        any job's cross leaves) belong to no multi-server job."""
+        f = self.fabric
+        out = np.zeros(f.n_elements, dtype=np.bool_)
+        nics = f.nics
+        if not nics.size:
+            return out
+        srv = f.parent[nics]
+        ports = np.zeros(f.n_elements, dtype=np.int64)
+        for nic, live in self._ports.items():
+            ports[nic] = len(live)
+        one_port = np.array([s.nic_ports == 1 for s in f.node_specs] + [False], dtype=np.bool_)
+        spec = f.node_spec_of[nics]
+        ok = self.base.up[nics] & (ports[nics] == 1) & one_port[np.where(spec >= 0, spec, -1)]
+        damaged = np.zeros(f.n_elements, dtype=np.bool_)
+        damaged[list(self.base.damaged_servers)] = True
+        ok &= ~damaged[srv]
+        if not self._no_flows:
+            multi = np.zeros(f.n_elements, dtype=np.bool_)
+            for s in self._job_of_server:
+                multi[s] = self._multi_server_jobs(s)
+            ok &= ~multi[srv]
+        out[nics] = ok
+        return out
 
     @cached_property
     def _no_flows(self) -> bool:
@@ -768,36 +814,51 @@ class CaseEvaluator:
         def ge(n: int, e: int) -> int:
             return e * (n - e) + e * (e - 1) // 2
 
+        def pairs(shape: tuple[tuple[int, int, int, int, int], ...]) -> tuple[int, int]:
+            """(pairs with PXN, direct) once the servers of ``shape`` (GPUs, base GPUs with
+            no direct / PXN path, the same after the cut) lost their NICs."""
+            ed_new, ep_new = ed_base, ep_base
+            delta_d = delta_p = 0
+            for n, ed, ep, new_d, new_p in shape:
+                ed_new += new_d - ed
+                ep_new += new_p - ep
+                delta_d += ge(n, ed) - ge(n, new_d)
+                delta_p += ge(n, ep) - ge(n, new_p)
+            inter_d2 = inter_d - fe(ed_base) + fe(ed_new) + delta_d
+            inter_p2 = inter_p - fe(ep_base) + fe(ep_new) + delta_p
+            return intra_p + inter_p2, intra_d + inter_d2
+
+        parent = f.parent
+        ids = f.ids
         seen = self._by_nics  # a NIC and its access cable alike
+        by_shape: dict[tuple[tuple[int, int, int, int, int], ...], tuple[int, int]] = {}
         for p, nics, dead_leaf in items:
             same = seen.get((nics, dead_leaf))
             if same is not None:
-                out[p] = dataclasses.replace(same, failures=(singles[p],))
+                out[p] = _relabel(same, (singles[p],))
                 continue
-            per_server: dict[int, list[int]] = defaultdict(list)
+            per_server: dict[int, list[int]] = {}
             for nic in nics:
-                per_server[int(f.parent[nic])].append(nic)
-            ed_new, ep_new = ed_base, ep_base
-            delta_d = delta_p = 0
-            lost: set[str] = set()
+                per_server.setdefault(int(parent[nic]), []).append(nic)
+            shape = []
+            lost: dict[str, None] = {}
             reasons: list[str] = []
             for s, cut in per_server.items():
                 n = n_s[s]
                 new_d = e_d[s] + sum(gpus_on.get(nic, 0) for nic in cut)
                 new_p = n if live_nics.get(s, 0) <= len(cut) else e_p[s]
-                ed_new += new_d - e_d[s]
-                ep_new += new_p - e_p[s]
-                delta_d += ge(n, e_d[s]) - ge(n, new_d)
-                delta_p += ge(n, e_p[s]) - ge(n, new_p)
+                shape.append((n, e_d[s], e_p[s], new_d, new_p))
                 for j in jobs.get(s, ()):
                     if j not in lost:
-                        lost.add(j)
-                        reasons.append(f"{j}: {f.ids[cut[0]]} cut off")
-            inter_d2 = inter_d - fe(ed_base) + fe(ed_new) + delta_d
-            inter_p2 = inter_p - fe(ep_base) + fe(ep_new) + delta_p
+                        lost[j] = None
+                        reasons.append(f"{j}: {ids[cut[0]]} cut off")
+            key = tuple(shape)
+            got = by_shape.get(key)
+            if got is None:
+                got = by_shape[key] = pairs(key)
             ratio = up_min if dead_leaf < 0 else self._uplink_ratio({}, {dead_leaf}, set())
             out[p] = seen[nics, dead_leaf] = CaseResult(
-                (singles[p],), intra_p + inter_p2, intra_d + inter_d2, tuple(sorted(lost)),
+                (singles[p],), got[0], got[1], tuple(sorted(lost)),
                 ratio, 0.0 if lost else bw_min, storage, False, None, tuple(reasons[:6]),
             )  # fmt: skip
 
