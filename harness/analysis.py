@@ -51,7 +51,9 @@ from harness.invariants.paths import RouteGraph
 from harness.invariants.reach import LeafReach
 from harness.invariants.reach import PathRule
 from harness.invariants.reach import Signature
+from harness.invariants.reach import UpLinks
 from harness.invariants.reach import leaf_reach
+from harness.invariants.reach import up_links
 from harness.invariants.topology import AccessPorts
 from harness.invariants.topology import IntArray
 from harness.invariants.traffic import DEFAULT_FORWARDING
@@ -132,7 +134,13 @@ class Analysis:
     @cached_property
     def reach(self) -> LeafReach:
         """Which live leaves reach which under :attr:`paths` (``up-down`` or ``shortest``)."""
-        return leaf_reach(self.fabric, self.obs, self.paths, self.switch_component)
+        links = self.up_links if self.paths == "up-down" else None
+        return leaf_reach(self.fabric, self.obs, self.paths, self.switch_component, links)
+
+    @cached_property
+    def up_links(self) -> UpLinks:
+        """The live up-links of the switch graph (what up-down routes climb)."""
+        return up_links(self.fabric, self.obs)
 
     @cached_property
     def nic_ports(self) -> dict[int, dict[int, Signature]]:

@@ -183,16 +183,21 @@ def up_down_signatures(links: UpLinks) -> tuple[dict[int, Signature], bool]:
 
 
 def leaf_reach(
-    fabric: Fabric, obs: Observation, rule: PathRule, comp: IntArray | None = None
+    fabric: Fabric,
+    obs: Observation,
+    rule: PathRule,
+    comp: IntArray | None = None,
+    links: UpLinks | None = None,
 ) -> LeafReach:
-    """Every live leaf's signature under ``rule`` (``comp``: :func:`switch_components`)."""
+    """Every live leaf's signature under ``rule`` (``comp``: :func:`switch_components`;
+    ``links``: :func:`up_links` of ``obs``, when they are at hand)."""
     f = fabric
     if rule == "shortest":
         c = switch_components(f, obs) if comp is None else comp
         live = f.leaves[c[f.leaves] >= 0]
         sig = {int(x): frozenset((int(c[x]),)) for x in live.tolist()}
         return LeafReach(rule, sig, len({int(c[x]) for x in live.tolist()}) <= 1)
-    sigs, complete = up_down_signatures(up_links(f, obs))
+    sigs, complete = up_down_signatures(up_links(f, obs) if links is None else links)
     return LeafReach(rule, sigs, complete)
 
 

@@ -67,7 +67,6 @@ from harness.invariants.connectivity import server_pairs_term
 from harness.invariants.reach import PathRule
 from harness.invariants.reach import Signature
 from harness.invariants.reach import UpDownIndex
-from harness.invariants.reach import up_links
 from harness.invariants.topology import components
 from harness.invariants.traffic import DEFAULT_FORWARDING
 from harness.invariants.traffic import Forwarding
@@ -196,6 +195,19 @@ def _relabel(r: CaseResult, failures: tuple[Failure, ...]) -> CaseResult:
     )  # fmt: skip
 
 
+def _empty_pairs(n: int, e: int) -> int:
+    """GPU pairs with an empty side among ``n`` GPUs of which ``e`` reach nothing (see
+    :meth:`CaseEvaluator._inter_pairs`)."""
+    return e * (n - e) + e * (e - 1) // 2
+
+
+def _empty_pairs_v(
+    n: npt.NDArray[np.int64] | int, e: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """:func:`_empty_pairs` of arrays."""
+    return np.asarray(e * (n - e) + e * (e - 1) // 2, dtype=np.int64)
+
+
 @dataclass(frozen=True, slots=True)
 class _ServerReach:
     """A server's GPUs in the base: their NICs, what they reach (direct, PXN), NVLink groups
@@ -287,7 +299,7 @@ class CaseEvaluator:
     @cached_property
     def _updown(self) -> tuple[UpDownIndex, ...]:
         """Up-down reachability of each class's leaves, for fast checks (one up-link table)."""
-        links = up_links(self.fabric, self.base.obs)
+        links = self.base.up_links
         groups = (
             list(self._classes.values()) if self._classes is not None else [list(self._leaf_ports)]
         )  # no classes (a valley): one index keeps which leaves reached which
@@ -768,24 +780,44 @@ class CaseEvaluator:
             out[p] = CaseResult((singles[p],), pairs_p, pairs_d, (), ratio, bw_min, storage, False)
 
     @cached_property
-    def _nic_tables(self) -> tuple[dict[int, int], dict[int, int], dict[int, tuple[str, ...]]]:
-        """Per NIC: GPUs that use it directly; per server: live NICs; multi-server jobs."""
+    def _nic_tables(
+        self,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], dict[int, tuple[str, ...]]]:
+        """Per element: a NIC's live GPUs that use it directly, a server's live NICs; per
+        server: its multi-server jobs not lost in the base (sorted, each once)."""
         f = self.fabric
-        gpus_on: dict[int, int] = defaultdict(int)
-        for g, n in self.base.gpu_nic.items():
-            if self.base.up[g]:
-                gpus_on[n] += 1
-        live_nics: dict[int, int] = defaultdict(int)
-        for n in self._ports:
-            if self.base.up[n]:
-                live_nics[int(f.parent[n])] += 1
+        b = self.base
+        gpus_on = np.zeros(f.n_elements, dtype=np.int64)
+        if b.gpu_nic:
+            g = np.fromiter(b.gpu_nic, dtype=np.int64, count=len(b.gpu_nic))
+            n = np.fromiter(b.gpu_nic.values(), dtype=np.int64, count=len(b.gpu_nic))
+            np.add.at(gpus_on, n[b.up[g]], 1)
+        live_nics = np.zeros(f.n_elements, dtype=np.int64)
+        if self._ports:
+            nics = np.fromiter(self._ports, dtype=np.int64, count=len(self._ports))
+            np.add.at(live_nics, f.parent[nics[b.up[nics]]], 1)
         jobs: dict[int, tuple[str, ...]] = {}
         for s, js in self._job_of_server.items():
-            jobs[s] = tuple(sorted(
+            jobs[s] = tuple(dict.fromkeys(sorted(
                 self.jobs[j].name for j in js
                 if len(self.jobs[j].servers) > 1 and self.jobs[j].name not in self._base_lost
-            ))  # fmt: skip
+            )))  # fmt: skip
         return gpus_on, live_nics, jobs
+
+    @cached_property
+    def _gpu_arrays(self) -> tuple[npt.NDArray[np.int64], ...]:
+        """:attr:`_gpu_state` per element: a server's GPUs, base GPUs with no direct path,
+        with no PXN path."""
+        n = self.fabric.n_elements
+        out = []
+        for table in self._gpu_state[:3]:
+            arr = np.zeros(n, dtype=np.int64)
+            if table:
+                arr[np.fromiter(table, dtype=np.int64, count=len(table))] = np.fromiter(
+                    table.values(), dtype=np.int64, count=len(table)
+                )
+            out.append(arr)
+        return tuple(out)
 
     def _bulk_nics(
         self,
@@ -797,68 +829,96 @@ class CaseEvaluator:
 
         The GPU pairs follow in closed form from how many GPUs of each touched
         server lose their path (see :meth:`_inter_pairs`); the jobs lost are
-        the multi-server jobs of the touched servers.
+        the multi-server jobs of the touched servers.  One NIC (or its cable)
+        at a time, the usual case, is computed for all such cases at once.
         """
         if not items:
             return
+        one = [(p, nics[0]) for p, nics, dead_leaf in items if dead_leaf < 0 and len(nics) == 1]
+        if one:
+            self._bulk_one_nic(singles, one, out)
+        if len(one) < len(items):
+            self._bulk_nic_sets(singles, [x for x in items if x[2] >= 0 or len(x[1]) != 1], out)
+
+    def _bulk_one_nic(
+        self, singles: Sequence[Failure], items: list[tuple[int, int]], out: list[CaseResult | None]
+    ) -> None:
+        """The cases of :meth:`_bulk_nics` that cut one NIC (the NIC, or its access cable)."""
         f = self.fabric
         _, _, up_min, bw_min, storage = self._base_metrics
         intra_d, intra_p, inter_d, inter_p = self._base_pairs
-        total, ed_base, ep_base = self._gpu_totals
+        _, ed_base, ep_base = self._gpu_totals
+        n_s, e_d, e_p = self._gpu_arrays
+        gpus_on, live_nics, jobs = self._nic_tables
+        total = self._gpu_totals[0]
+        ge = _empty_pairs_v
+        pos = [p for p, _ in items]
+        nic = np.fromiter((x for _, x in items), dtype=np.int64, count=len(items))
+        srv = f.parent[nic].astype(np.int64)
+        n, ed, ep = n_s[srv], e_d[srv], e_p[srv]
+        new_d = ed + gpus_on[nic]
+        new_p = np.where(live_nics[srv] <= 1, n, ep)
+        base_d = intra_d + inter_d - _empty_pairs(total, ed_base)
+        base_p = intra_p + inter_p - _empty_pairs(total, ep_base)
+        pairs_d = base_d + ge(total, ed_base + new_d - ed) + ge(n, ed) - ge(n, new_d)
+        pairs_p = base_p + ge(total, ep_base + new_p - ep) + ge(n, ep) - ge(n, new_p)
+        ids = f.ids
+        for p, x, s, pp, pd in zip(pos, nic.tolist(), srv.tolist(), pairs_p.tolist(),
+                                   pairs_d.tolist(), strict=True):  # fmt: skip
+            lost = jobs.get(s, ())
+            reasons = tuple(f"{j}: {ids[x]} cut off" for j in lost[:6]) if lost else ()
+            out[p] = CaseResult((singles[p],), pp, pd, lost, up_min, 0.0 if lost else bw_min,
+                                storage, False, None, reasons)  # fmt: skip
+
+    def _bulk_nic_sets(
+        self,
+        singles: Sequence[Failure],
+        items: list[tuple[int, tuple[int, ...], int]],
+        out: list[CaseResult | None],
+    ) -> None:
+        """The other cases of :meth:`_bulk_nics`: a leaf's NICs, say, with the leaf dead."""
+        f = self.fabric
+        _, _, up_min, bw_min, storage = self._base_metrics
+        intra_d, intra_p, inter_d, inter_p = self._base_pairs
+        _, ed_base, ep_base = self._gpu_totals
         n_s, e_d, e_p, _ = self._gpu_state
         gpus_on, live_nics, jobs = self._nic_tables
+        total = self._gpu_totals[0]
+        ge = _empty_pairs
 
         def fe(e: int) -> int:
-            return e * (total - e) + e * (e - 1) // 2
+            return ge(total, e)
 
-        def ge(n: int, e: int) -> int:
-            return e * (n - e) + e * (e - 1) // 2
-
-        def pairs(shape: tuple[tuple[int, int, int, int, int], ...]) -> tuple[int, int]:
-            """(pairs with PXN, direct) once the servers of ``shape`` (GPUs, base GPUs with
-            no direct / PXN path, the same after the cut) lost their NICs."""
-            ed_new, ep_new = ed_base, ep_base
-            delta_d = delta_p = 0
-            for n, ed, ep, new_d, new_p in shape:
-                ed_new += new_d - ed
-                ep_new += new_p - ep
-                delta_d += ge(n, ed) - ge(n, new_d)
-                delta_p += ge(n, ep) - ge(n, new_p)
-            inter_d2 = inter_d - fe(ed_base) + fe(ed_new) + delta_d
-            inter_p2 = inter_p - fe(ep_base) + fe(ep_new) + delta_p
-            return intra_p + inter_p2, intra_d + inter_d2
-
-        parent = f.parent
-        ids = f.ids
-        seen = self._by_nics  # a NIC and its access cable alike
-        by_shape: dict[tuple[tuple[int, int, int, int, int], ...], tuple[int, int]] = {}
+        seen = self._by_nics
         for p, nics, dead_leaf in items:
             same = seen.get((nics, dead_leaf))
             if same is not None:
                 out[p] = _relabel(same, (singles[p],))
                 continue
-            per_server: dict[int, list[int]] = {}
+            per_server: dict[int, list[int]] = defaultdict(list)
             for nic in nics:
-                per_server.setdefault(int(parent[nic]), []).append(nic)
-            shape = []
-            lost: dict[str, None] = {}
+                per_server[int(f.parent[nic])].append(nic)
+            ed_new, ep_new = ed_base, ep_base
+            delta_d = delta_p = 0
+            lost: set[str] = set()
             reasons: list[str] = []
             for s, cut in per_server.items():
                 n = n_s[s]
-                new_d = e_d[s] + sum(gpus_on.get(nic, 0) for nic in cut)
-                new_p = n if live_nics.get(s, 0) <= len(cut) else e_p[s]
-                shape.append((n, e_d[s], e_p[s], new_d, new_p))
+                new_d = e_d[s] + sum(int(gpus_on[nic]) for nic in cut)
+                new_p = n if int(live_nics[s]) <= len(cut) else e_p[s]
+                ed_new += new_d - e_d[s]
+                ep_new += new_p - e_p[s]
+                delta_d += ge(n, e_d[s]) - ge(n, new_d)
+                delta_p += ge(n, e_p[s]) - ge(n, new_p)
                 for j in jobs.get(s, ()):
                     if j not in lost:
-                        lost[j] = None
-                        reasons.append(f"{j}: {ids[cut[0]]} cut off")
-            key = tuple(shape)
-            got = by_shape.get(key)
-            if got is None:
-                got = by_shape[key] = pairs(key)
+                        lost.add(j)
+                        reasons.append(f"{j}: {f.ids[cut[0]]} cut off")
+            inter_d2 = inter_d - fe(ed_base) + fe(ed_new) + delta_d
+            inter_p2 = inter_p - fe(ep_base) + fe(ep_new) + delta_p
             ratio = up_min if dead_leaf < 0 else self._uplink_ratio({}, {dead_leaf}, set())
             out[p] = seen[nics, dead_leaf] = CaseResult(
-                (singles[p],), got[0], got[1], tuple(sorted(lost)),
+                (singles[p],), intra_p + inter_p2, intra_d + inter_d2, tuple(sorted(lost)),
                 ratio, 0.0 if lost else bw_min, storage, False, None, tuple(reasons[:6]),
             )  # fmt: skip
 
