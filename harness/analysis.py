@@ -91,8 +91,6 @@ class Analysis:
         self.paths: PathRule = paths
         self.forwarding: Forwarding = forwarding
         self._healthy = healthy
-        self._parts_cache: dict[tuple[int, int], list[int]] = {}  # (server, Kind)
-        self._parts_seen: set[int] = set()
         self._groups_cache: dict[tuple[str, int], list[list[int]]] = {}
         self._busbw_cache: dict[tuple[str, Collective | None], float] = {}
         self._comps_cache: dict[int, frozenset[int]] = {}
@@ -166,25 +164,29 @@ class Analysis:
     # -- per-server structure --------------------------------------------------
     def parts(self, server: int, kind: Kind) -> list[int]:
         """Indices of a server's parts of one kind (cached)."""
-        key = (server, kind)
-        got = self._parts_cache.get(key)
+        got = self._parts.get((server, kind))
         if got is None:
-            if server not in self._parts_seen:  # every kind at once: one look at its parts
-                self._parts_seen.add(server)
-                f = self.fabric
-                ch = f.children.get(server)
-                if ch is not None:
-                    cache = self._parts_cache
-                    for p, k in zip(ch.tolist(), f.kind[ch].tolist(), strict=True):
-                        at = cache.get((server, k))  # an int key finds its Kind alike
-                        if at is None:
-                            cache[server, k] = [p]
-                        else:
-                            at.append(p)
-                got = self._parts_cache.get(key)
-            if got is None:
-                got = self._parts_cache[key] = []
+            got = self._parts[server, kind] = []
         return got
+
+    @cached_property
+    def _parts(self) -> dict[tuple[int, int], list[int]]:
+        """(server, kind) -> the server's parts of that kind, in index order, as
+        :meth:`Fabric.parts_of` gives them: all of them in one pass (an int kind key finds
+        its :class:`Kind` alike)."""
+        f = self.fabric
+        parts = np.flatnonzero(f.parent >= 0)
+        width = max(int(k) for k in Kind) + 1
+        key = f.parent[parts].astype(np.int64) * width + f.kind[parts]
+        order = np.argsort(key, kind="stable")  # by server, then kind, then index
+        key = key[order]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else key
+        flat = parts[order].tolist()
+        ends = [*starts[1:].tolist(), len(flat)]
+        return {
+            (k // width, k % width): flat[a:b]
+            for k, a, b in zip(key[starts].tolist(), starts.tolist(), ends, strict=True)
+        }
 
     @cached_property
     def damaged_servers(self) -> frozenset[int]:

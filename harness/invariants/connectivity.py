@@ -35,18 +35,31 @@ class Island:
 
 
 def gpu_reach(fabric: Fabric, view: ServerView) -> tuple[Reach, Reach]:
-    """Per GPU: the components it reaches through its own NIC, and with PXN."""
+    """Per GPU: the components it reaches through its own NIC, and with PXN.
+
+    An undamaged server is read off its healthy wiring (``view.gpu_nic``: each
+    GPU's own NIC; all its GPUs one NVLink group), as
+    :func:`~harness.invariants.servers.gpu_nics` and the view's groups say it.
+    """
     direct: Reach = {}
     pxn: Reach = {}
     empty: frozenset[int] = frozenset()
+    damaged = view.damaged_servers
+    own = view.gpu_nic
     for srv in fabric.servers.tolist():
         gpus = view.parts(srv, Kind.GPU)
+        if srv not in damaged:
+            mine = []
+            for g in gpus:
+                n = own.get(g)
+                r = direct[g] = empty if n is None else view.nic_comps(n)
+                mine.append(r)
+            union = empty.union(*mine)
+            for g in gpus:
+                pxn[g] = union
+            continue
         for g in gpus:
-            nics = view.gpu_nics(g)
-            if len(nics) == 1:  # the usual GPU: its own rail NIC
-                direct[g] = view.nic_comps(nics[0])
-            else:
-                direct[g] = empty.union(*(view.nic_comps(n) for n in nics))
+            direct[g] = empty.union(*(view.nic_comps(n) for n in view.gpu_nics(g)))
         for group in view.nvlink_groups(srv):
             union = empty.union(*(direct[g] for g in group))
             for g in group:
