@@ -16,15 +16,25 @@ Hypothesis runs without its per-example deadline: timing is not a property (thes
 machines are shared and noisy; speed is measured in ``benchmarks/``), so a slow example
 under load is never a failure.  Everything else of hypothesis's defaults holds.
 
+``@pytest.mark.alone`` tests measure bandwidth with real TCP on the shared cores, where
+another test's emulation would steal what they measure: under ``pytest -n N`` every other
+test waits while one runs (a shared/exclusive lock in the run's base temporary directory,
+with a turnstile so that a waiting ``alone`` test is not starved).  Without xdist tests
+run one at a time anyway.
+
 README.md ("Development") lists which tests need what.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import importlib.util
 import os
 import shutil
 import sys
+from collections.abc import Generator
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -57,6 +67,42 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         _cannot_run(f"needs {', '.join(missing)} on PATH{how}")
     if item.get_closest_marker("privileged") is not None and os.geteuid() != 0:
         _cannot_run("needs root (network namespaces): run pytest as root")
+
+
+@contextlib.contextmanager
+def _flocked(path: Path, how: int) -> Iterator[None]:
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, how)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def _turn(config: pytest.Config, alone: bool) -> Iterator[None]:
+    """Hold the run's test lock: exclusive for an ``alone`` test, shared for the others."""
+    basetemp = getattr(config.option, "basetemp", None)
+    if os.environ.get("PYTEST_XDIST_WORKER") is None or not basetemp:
+        yield  # one test at a time already
+        return
+    root = Path(basetemp).parent  # the controller's base temporary directory, one per run
+    turnstile = root / "alone.turnstile"
+    lock = root / "alone.lock"
+    with open(lock, "a+") as fh:
+        with _flocked(turnstile, fcntl.LOCK_EX):  # a waiting alone test blocks newcomers
+            fcntl.flock(fh, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None]:
+    """Setup, call and teardown of every test inside the run's test lock (see ``alone``)."""
+    with _turn(item.config, item.get_closest_marker("alone") is not None):
+        yield
 
 
 def _doc_blocks() -> ModuleType:
