@@ -92,7 +92,17 @@ CASES = [
 ]
 
 
-@pytest.fixture(params=CASES, ids=[n if c == "sm" else f"{n}-{c}" for n, c in CASES])
+def _case(name: str, control: str) -> Any:
+    """A backend that measures flows with real TCP runs its tests alone (tests/conftest.py)."""
+    flows = "flows" in make_backend(name).capabilities.measurements and name != "model"
+    return pytest.param(
+        (name, control),
+        id=name if control == "sm" else f"{name}-{control}",
+        marks=[pytest.mark.alone] if flows else [],
+    )
+
+
+@pytest.fixture(params=[_case(n, c) for n, c in CASES])
 def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     name, control = request.param
     be = make_backend(name)

@@ -7,6 +7,7 @@ run side by side (the lock is shared for them).
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-TESTS = '''
+TESTS = """
 import json, os, time
 from pathlib import Path
 
@@ -38,7 +39,7 @@ def test_shared(k: int) -> None:
 @pytest.mark.alone
 def test_alone() -> None:
     _spell("alone", 1.0)
-'''
+"""
 
 
 def test_an_alone_test_overlaps_no_other(
@@ -59,4 +60,4 @@ def test_an_alone_test_overlaps_no_other(
     a0, a1 = spans.pop("alone")
     assert all(b <= a0 or a >= a1 for a, b in spans.values()), (spans, (a0, a1))
     shared = sorted(spans.values())
-    assert any(b > a for (_, b), (a, _) in zip(shared, shared[1:], strict=False)), shared
+    assert any(b > a for (_, b), (a, _) in itertools.pairwise(shared)), shared
