@@ -22,6 +22,7 @@ from typing import Literal
 from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 from networkx.utils import UnionFind
 
 from harness.fabric.model import Fabric
@@ -61,15 +62,18 @@ def damaged_servers(fabric: Fabric, obs: Observation) -> frozenset[int]:
 def gpu_nic_map(fabric: Fabric) -> dict[int, int]:
     """GPU -> the rail NIC behind its PCIe switch (healthy wiring)."""
     f = fabric
-    nic_of = {(int(p), int(r)): int(n) for n, p, r in
-              zip(f.nics.tolist(), f.parent[f.nics].tolist(), f.rail[f.nics].tolist(),
-                  strict=True)}  # fmt: skip
+    width = int(f.rail.max(initial=0)) + 2  # rails -1 (none) .. max
+
+    def code(x: npt.NDArray[np.int32]) -> list[int]:  # (server, rail) as one int
+        out: list[int] = (f.parent[x].astype(np.int64) * width + (f.rail[x] + 1)).tolist()
+        return out
+
+    nic_of = dict(zip(code(f.nics), f.nics.tolist(), strict=True))  # the last NIC of a pair wins
     out = {}
-    for g, p, r in zip(f.gpus.tolist(), f.parent[f.gpus].tolist(), f.rail[f.gpus].tolist(),
-                       strict=True):  # fmt: skip
-        n = nic_of.get((int(p), int(r)))
+    for g, k in zip(f.gpus.tolist(), code(f.gpus), strict=True):
+        n = nic_of.get(k)
         if n is not None:
-            out[int(g)] = n
+            out[g] = n
     return out
 
 

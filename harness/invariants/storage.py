@@ -49,17 +49,18 @@ def _member_shares(
     """Per server: the usable Gb/s of each live bond member (its share of the switch
     uplinks); per storage switch: live uplink Gb/s."""
     f = fabric
-    cap = obs.link_capacity
+    links = f.links_by_kind[LinkKind.STORAGE]
+    a, b, cap = f.link_a[links], f.link_b[links], obs.link_capacity[links]
+    uplink = f.kind[a] == int(Kind.STORAGE_SWITCH)  # a storage switch's uplink: a is the switch
     up_live: dict[int, float] = defaultdict(float)
+    for sw, c in zip(a[uplink].tolist(), cap[uplink].tolist(), strict=True):  # in link order
+        up_live[sw] += c
+    live = ~uplink & (cap > 0)  # a live bond member: storage NIC a -- storage switch b
+    member = list(zip(f.parent[a[live]].tolist(), b[live].tolist(), cap[live].tolist(),
+                      strict=True))  # fmt: skip
     demand: dict[int, float] = defaultdict(float)
-    member: list[tuple[int, int, float]] = []
-    for i in f.links_by_kind[LinkKind.STORAGE].tolist():
-        a, b = int(f.link_a[i]), int(f.link_b[i])
-        if f.kind[a] == int(Kind.STORAGE_SWITCH):
-            up_live[a] += float(cap[i])
-        elif cap[i] > 0:
-            member.append((int(f.parent[a]), b, float(cap[i])))
-            demand[b] += float(cap[i])
+    for _, sw, c in member:
+        demand[sw] += c
     shares: dict[int, list[float]] = defaultdict(list)
     for srv, sw, c in member:
         if up_live[sw] > 0:

@@ -66,13 +66,13 @@ def judge(
             reasons.append(f"server {f.ids[srv]} is down")
             culprits.append(f.ids[srv])
             continue
+        if srv not in damaged:  # every part up, every link inside at full capacity
+            continue
         for kind in (Kind.GPU, Kind.PCIE_SWITCH, Kind.CPU):
             for p in view.parts(srv, kind):
                 if not up[p]:
                     reasons.append(f"{kind.label} {f.ids[p]} is down")
                     culprits.append(f.ids[p])
-        if srv not in damaged:
-            continue
         for g in view.parts(srv, Kind.GPU):
             for sw, link in internal_adjacency(f, g):
                 if f.kind[sw] == int(Kind.PCIE_SWITCH) and cap[link] <= 0 and up[g]:

@@ -347,10 +347,10 @@ class CaseEvaluator:
         out: dict[int, dict[int, int]] = defaultdict(dict)
         links = f.links_of_kind(LinkKind.ACCESS)
         live = links[self.base.cap[links] > 0]
+        live = live[self.base.switch_component[f.link_b[live]] >= 0]
         for link, nic, port in zip(live.tolist(), f.link_a[live].tolist(),
                                    f.link_a_port[live].tolist(), strict=True):  # fmt: skip
-            if self.base.switch_component[f.link_b[link]] >= 0:
-                out[nic][port] = link
+            out[nic][port] = link
         return out
 
     @cached_property
@@ -452,18 +452,13 @@ class CaseEvaluator:
         return float(ratios.min()) if ratios.size else 1.0
 
     @cached_property
-    def _storage(self) -> tuple[dict[int, float], dict[int, float], dict[int, list[int]]]:
-        """Base and healthy (or reference) storage bandwidth per server; switch -> servers."""
+    def _storage(self) -> tuple[dict[int, float], dict[int, float]]:
+        """Base and healthy (or reference) storage bandwidth per server."""
         f = self.fabric
         ref = self.reference or self.healthy
         base = {s: self.base.storage_gbps(s) for s in f.servers.tolist()}
-        healthy = {s: ref.storage_gbps(s) for s in f.servers.tolist()}
-        by_switch: dict[int, list[int]] = defaultdict(list)
-        for i in f.links_of_kind(LinkKind.STORAGE).tolist():
-            a, b = int(f.link_a[i]), int(f.link_b[i])
-            if f.kind[a] == int(Kind.STORAGE_NIC):
-                by_switch[b].append(int(f.parent[a]))
-        return base, healthy, by_switch
+        healthy = base if ref is self.base else {s: ref.storage_gbps(s) for s in f.servers.tolist()}
+        return base, healthy
 
     @cached_property
     def _storage_share(
@@ -916,7 +911,7 @@ class CaseEvaluator:
                         reasons.append(f"{j}: {f.ids[cut[0]]} cut off")
             inter_d2 = inter_d - fe(ed_base) + fe(ed_new) + delta_d
             inter_p2 = inter_p - fe(ep_base) + fe(ep_new) + delta_p
-            ratio = up_min if dead_leaf < 0 else self._uplink_ratio({}, {dead_leaf}, set())
+            ratio = up_min if dead_leaf < 0 else self._uplink_ratio_without(dead_leaf)
             out[p] = seen[nics, dead_leaf] = CaseResult(
                 (singles[p],), intra_p + inter_p2, intra_d + inter_d2, tuple(sorted(lost)),
                 ratio, 0.0 if lost else bw_min, storage, False, None, tuple(reasons[:6]),
@@ -947,7 +942,7 @@ class CaseEvaluator:
         uplink_cut: dict[int, float] = {}  # storage switch -> uplink Gb/s lost
         dead_storage_switches: set[int] = set()
         members = self._storage_share[3]
-        s_base, s_healthy, _ = self._storage
+        s_base, s_healthy = self._storage
         killed = {x.index for x in failures if x.kind == "element"}
         seen_links: set[int] = set()
         switched = False  # a switch or a switch-to-switch cable goes: routes move
@@ -1108,7 +1103,7 @@ class CaseEvaluator:
 
     @cached_property
     def _base_storage_ratio(self) -> float:
-        s_base, s_healthy, _ = self._storage
+        s_base, s_healthy = self._storage
         vals = [s_base[s] / s_healthy[s] for s in s_base if s_healthy[s] and self.base.up[s]]
         return min(vals, default=1.0)
 
@@ -1128,6 +1123,31 @@ class CaseEvaluator:
     def _leaf_pos(self) -> dict[int, int]:
         leaves, _ = self._base_uplink
         return {int(x): i for i, x in enumerate(leaves.tolist())}
+
+    @cached_property
+    def _two_lowest(self) -> tuple[float, float, int]:
+        """The base's lowest leaf uplink ratio, the next one (inf: none), and where the lowest
+        is (its position in :attr:`_base_uplink`)."""
+        _, ratios = self._base_uplink
+        order = np.sort(ratios)
+        return (
+            float(order[0]),
+            float(order[1]) if order.size > 1 else np.inf,
+            int(np.argmin(ratios)),
+        )
+
+    def _uplink_ratio_without(self, leaf: int) -> float:
+        """:meth:`_uplink_ratio` with only ``leaf`` dead."""
+        leaves, _ = self._base_uplink
+        if not leaves.size:
+            return self._no_uplinks
+        at = self._leaf_pos.get(leaf)
+        low, second, where = self._two_lowest
+        if at is None:
+            return low
+        if leaves.size == 1:
+            return self._no_uplinks
+        return second if at == where else low
 
     def _uplink_ratio(
         self, changed: dict[int, float], dead: set[int], dead_servers: set[int]

@@ -168,6 +168,8 @@ def evaluate_shard(spec: SweepSpec, start: int, stop: int) -> tuple[list[CaseRes
 def _evaluate(ev: CaseEvaluator, cases: Sequence[tuple[Failure, ...]]) -> list[CaseResult]:
     """Singles in bulk (same answers, vectorized), pairs one by one, order kept."""
     singles = [c[0] for c in cases if len(c) == 1]
+    if len(singles) == len(cases):  # a depth-1 sweep
+        return ev.evaluate_singles(singles)
     bulk = iter(ev.evaluate_singles(singles))
     return [next(bulk) if len(c) == 1 else ev.evaluate(c) for c in cases]
 
