@@ -728,17 +728,13 @@ class CaseEvaluator:
         if ls.any() and ratios.size:
             live, full = self._uplinks
             leaf = f.link_a[links[ls]]
-            pos = np.array([self._leaf_pos.get(int(x), -1) for x in leaf.tolist()])
-            order = np.sort(ratios)
-            m1 = order[0]
-            m2 = order[1] if order.size > 1 else np.inf
-            arg = int(np.argmin(ratios))
+            pos = self._leaf_pos_array[leaf]
+            m1, m2, arg = self._two_lowest
             excl = np.where(pos == arg, m2, m1)
             new = (live[leaf] - self.base.cap[links[ls]]) / np.where(full[leaf] > 0, full[leaf], 1)
             ratio[ls] = np.minimum(excl, np.where(pos >= 0, new, np.inf))
-        for k, p in enumerate(positions):
-            out[p] = CaseResult((singles[p],), pairs_p, pairs_d, (), float(ratio[k]), bw_min,
-                                storage, False)  # fmt: skip
+        for p, r in zip(positions, ratio.tolist(), strict=True):
+            out[p] = CaseResult((singles[p],), pairs_p, pairs_d, (), r, bw_min, storage, False)
 
     def _bulk_upper(
         self, singles: Sequence[Failure], positions: list[int], out: list[CaseResult | None]
@@ -858,10 +854,13 @@ class CaseEvaluator:
         pairs_d = base_d + ge(total, ed_base + new_d - ed) + ge(n, ed) - ge(n, new_d)
         pairs_p = base_p + ge(total, ep_base + new_p - ep) + ge(n, ep) - ge(n, new_p)
         ids = f.ids
+        why: dict[int, tuple[str, ...]] = {}  # a NIC and its cable alike
         for p, x, s, pp, pd in zip(pos, nic.tolist(), srv.tolist(), pairs_p.tolist(),
                                    pairs_d.tolist(), strict=True):  # fmt: skip
             lost = jobs.get(s, ())
-            reasons = tuple(f"{j}: {ids[x]} cut off" for j in lost[:6]) if lost else ()
+            reasons = why.get(x, ())
+            if lost and not reasons:
+                reasons = why[x] = tuple(f"{j}: {ids[x]} cut off" for j in lost[:6])
             out[p] = CaseResult((singles[p],), pp, pd, lost, up_min, 0.0 if lost else bw_min,
                                 storage, False, None, reasons)  # fmt: skip
 
@@ -1123,6 +1122,14 @@ class CaseEvaluator:
     def _leaf_pos(self) -> dict[int, int]:
         leaves, _ = self._base_uplink
         return {int(x): i for i, x in enumerate(leaves.tolist())}
+
+    @cached_property
+    def _leaf_pos_array(self) -> npt.NDArray[np.int64]:
+        """:attr:`_leaf_pos` per element (-1: not a leaf there)."""
+        leaves, _ = self._base_uplink
+        out = np.full(self.fabric.n_elements, -1, dtype=np.int64)
+        out[leaves] = np.arange(leaves.size)
+        return out
 
     @cached_property
     def _two_lowest(self) -> tuple[float, float, int]:
