@@ -72,14 +72,17 @@ def gpu_reach(fabric: Fabric, view: ServerView) -> tuple[Reach, Reach]:
 def gpu_pairs_disconnected(fabric: Fabric, view: ServerView, reach: Reach) -> int:
     """GPU pairs (dead GPUs included) that cannot talk, given each GPU's reach."""
     f = fabric
-    sizes: Counter[frozenset[int]] = Counter(reach[g] for g in f.gpus.tolist())
+    of = reach.__getitem__
+    sizes: Counter[frozenset[int]] = Counter(map(of, f.gpus.tolist()))
     bad = cross_bad_pairs(sizes)
     # same-server pairs: judged by NVLink/PCIe, not by the fabric
     damaged = view.damaged_servers
     for srv in f.servers.tolist():
         gpus = view.parts(srv, Kind.GPU)
-        if srv not in damaged and all(reach[g] and reach[g] == reach[gpus[0]] for g in gpus):
-            continue  # all talk over NVLink and all share fabric components
+        if srv not in damaged:
+            seen = set(map(of, gpus))
+            if not seen or (len(seen) == 1 and reach[gpus[0]]):
+                continue  # all talk over NVLink and all share fabric components
         bad += server_pairs_term(intra_bad_pairs(view, srv), [reach[g] for g in gpus])
     return bad
 

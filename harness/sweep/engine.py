@@ -557,8 +557,12 @@ class CaseEvaluator:
             def split(i: int) -> bool:  # leaves never carry up-down transit traffic
                 return f.kind[i] != int(Kind.LEAF) and self._updown_breaks((i,), ())
 
-            def cut_splits(i: int) -> bool:
+            def any_breaks(i: int) -> bool:
                 return any(ix.breaks_cut(i) for ix in self._updown)
+
+            cut_splits: Callable[[int], bool] = any_breaks
+            if len(self._updown) == 1:  # one class of leaves (a connected fabric)
+                cut_splits = self._updown[0].breaks_cut
         else:
             _, aps, bridges = self._switch_graph
 
@@ -876,7 +880,9 @@ class CaseEvaluator:
         intra_d, intra_p, inter_d, inter_p = self._base_pairs
         _, ed_base, ep_base = self._gpu_totals
         n_s, e_d, e_p, _ = self._gpu_state
-        gpus_on, live_nics, jobs = self._nic_tables
+        gpus_on_a, live_nics_a, jobs = self._nic_tables
+        gpus_on, live_nics = gpus_on_a.tolist(), live_nics_a.tolist()
+        parent = f.parent.tolist()
         total = self._gpu_totals[0]
         ge = _empty_pairs
 
@@ -891,15 +897,15 @@ class CaseEvaluator:
                 continue
             per_server: dict[int, list[int]] = defaultdict(list)
             for nic in nics:
-                per_server[int(f.parent[nic])].append(nic)
+                per_server[parent[nic]].append(nic)
             ed_new, ep_new = ed_base, ep_base
             delta_d = delta_p = 0
             lost: set[str] = set()
             reasons: list[str] = []
             for s, cut in per_server.items():
                 n = n_s[s]
-                new_d = e_d[s] + sum(int(gpus_on[nic]) for nic in cut)
-                new_p = n if int(live_nics[s]) <= len(cut) else e_p[s]
+                new_d = e_d[s] + sum(gpus_on[nic] for nic in cut)
+                new_p = n if live_nics[s] <= len(cut) else e_p[s]
                 ed_new += new_d - e_d[s]
                 ep_new += new_p - e_p[s]
                 delta_d += ge(n, e_d[s]) - ge(n, new_d)

@@ -242,7 +242,7 @@ def _run_sweep(
     exact = 0
     if scheduler is None and workers <= 1:
         before = ev.exact_cases
-        step = max(1000, total // 50)
+        step = max(10_000, total // 50)  # progress in about 50 steps; small sweeps in one
         for i in range(0, total, step):
             results.extend(_evaluate(ev, cases[i : i + step]))
             if progress:
