@@ -119,6 +119,24 @@ class Analysis:
     def live(self, link: int) -> bool:
         return bool(self.cap[link] > 0)
 
+    def link_loss(self, link: int, sender: int) -> float:
+        """The fraction of the packets ``sender`` (an end of ``link``) sends over it that are
+        lost: 1 when the link is down, its flaky loss otherwise (a lossy link stays up and
+        routed: no sweep and no BGP session reroutes around loss)."""
+        if not self.live(link):
+            return 1.0
+        if self.obs.link_loss is None:
+            return 0.0
+        col = 0 if int(self.fabric.link_a[link]) == sender else 1
+        return float(self.obs.link_loss[link, col])
+
+    def lossy_links(self) -> list[int]:
+        """The live links that lose packets in at least one direction (``flaky``)."""
+        loss = self.obs.link_loss
+        if loss is None:
+            return []
+        return [i for i in np.flatnonzero(loss.max(axis=1) > 0).tolist() if self.live(i)]
+
     @cached_property
     def switch_component(self) -> IntArray:
         """Per element: component id of a live compute switch, -1 otherwise."""

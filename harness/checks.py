@@ -22,10 +22,13 @@ from dataclasses import replace
 from typing import Any
 
 from harness.analysis import Analysis
+from harness.compare import agree
+from harness.compare import agree_fraction
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.faults import percent
 from harness.invariants import bandwidth
 from harness.jobs import COLLECTIVES
 from harness.jobs import Collective
@@ -78,6 +81,7 @@ class Observed:
     value: Any
     detail: str = ""
     involved: tuple[str, ...] = ()
+    samples: int = 0  # a measured fraction: the trials it was counted over (0: exact)
 
 
 ArgType = type | tuple[type, ...]
@@ -106,6 +110,7 @@ class MeasureInput:
 
 PlanFn = Callable[[PlanInput], MeasurePlan]
 MeasureFn = Callable[[MeasureInput], "Observed | None"]
+AgreeFn = Callable[[Any, "Observed"], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,12 +119,20 @@ class MeasureDef:
 
     ``tolerance``: the relative difference between prediction and measurement
     still counted as agreement (0: exact; rates measured on shaped links are
-    not exact).
+    not exact).  ``agree``, when set, decides instead, from the prediction and
+    the measured :class:`Observed` (a counted fraction: a binomial test).
     """
 
     plan: PlanFn
     measure: MeasureFn
     tolerance: float = 0.0
+    agree: AgreeFn | None = None
+
+    def agrees(self, predicted: Any, got: Observed) -> bool:
+        """Whether the measurement ``got`` is the prediction (within what it allows)."""
+        if self.agree is not None:
+            return self.agree(predicted, got)
+        return agree(predicted, got.value, self.tolerance)
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,18 +320,45 @@ def _bandwidth(
 BUSBW_ARGS: dict[str, ArgType] = {"job": str, "collective": str}
 
 
+def refuse_lossy(a: Analysis, name: str) -> None:
+    """Refuse an achieved-bandwidth observation while a link loses packets (``flaky``).
+
+    What loss costs depends on the transport: TCP halves its window at each
+    loss, RoCE's go-back-N resends everything in flight, InfiniBand's reliable
+    connection waits for a timeout; even capacity x (1 - loss) is only an upper
+    bound, far above what they get.  The model does not guess: it says so.
+    """
+    lossy = a.lossy_links()
+    if not lossy:
+        return
+    f = a.fabric
+    link = lossy[0]
+    worst = float(a.obs.link_loss.max(axis=1)[link]) if a.obs.link_loss is not None else 0.0
+    msg = (
+        f"{name}: the model does not predict bandwidth through a lossy link "
+        f"({f.link_ids[link]} loses {percent(worst)} of its packets, flaky): what retransmissions "
+        "cost depends on the transport (RoCE's go-back-N loses far more than the loss "
+        "fraction), so no figure would be honest. Expect link_loss, reachability and "
+        "jobs_lost while it is flaky, and bandwidth after restoring it"
+    )
+    raise ScenarioError(msg)
+
+
 @_register("job_busbw_gbs", "bus bandwidth of the job's worst collective (GB/s)", BUSBW_ARGS)
 def _busbw(a: Analysis, _: Context, args: Mapping[str, Any]) -> Observed:
+    refuse_lossy(a, "job_busbw_gbs")
     return _bandwidth(a, args, a.job_busbw_gbs)
 
 
 @_register("job_busbw_ratio", "bus bandwidth as a ratio to healthy", BUSBW_ARGS)
 def _busbw_ratio(a: Analysis, _: Context, args: Mapping[str, Any]) -> Observed:
+    refuse_lossy(a, "job_busbw_ratio")
     return _bandwidth(a, args, a.job_busbw_ratio)
 
 
 @_register("min_job_busbw_ratio", "minimum bus bandwidth ratio over all jobs (lost: 0)")
 def _min_busbw(a: Analysis, _: Context, __: Mapping[str, Any]) -> Observed:
+    refuse_lossy(a, "min_job_busbw_ratio")
     return _bandwidth(a, {}, a.job_busbw_ratio)
 
 
@@ -350,6 +390,8 @@ def _pod_pair_ratio(a: Analysis, _: Context, args: Mapping[str, Any]) -> Observe
 @_register("leaf_uplink_ratio", "live / healthy uplink capacity (min over live leaves)",
            {"leaf": str})  # fmt: skip
 def _uplink(a: Analysis, _: Context, args: Mapping[str, Any]) -> Observed:
+    if args.get("leaf") is not None:  # measured with flows filling its uplinks
+        refuse_lossy(a, "leaf_uplink_ratio")
     return Observed(a.leaf_uplink_ratio(args.get("leaf")))
 
 
@@ -506,10 +548,13 @@ def check_args(name: str, args: Mapping[str, Any]) -> list[str]:
 # -- measured observations ------------------------------------------------------------------
 # Each function reads only the measurements (and the fabric's static wiring); ``None``
 # means the measurements cannot answer (the report then shows the prediction only).
-def _measured(name: str, plan: PlanFn, tolerance: float = 0.0) -> Callable[[MeasureFn], MeasureFn]:
+def _measured(
+    name: str, plan: PlanFn, tolerance: float = 0.0, agree_fn: AgreeFn | None = None
+) -> Callable[[MeasureFn], MeasureFn]:
     def deco(fn: MeasureFn) -> MeasureFn:
         d = OBSERVATIONS[name]
-        OBSERVATIONS[name] = dataclasses.replace(d, measure=MeasureDef(plan, fn, tolerance))
+        measure_def = MeasureDef(plan, fn, tolerance, agree_fn)
+        OBSERVATIONS[name] = dataclasses.replace(d, measure=measure_def)
         return fn
 
     return deco
@@ -906,6 +951,59 @@ def _m_link_gbps(m: MeasureInput) -> Observed | None:
     return Observed(s.gbps if s.up else 0.0, f"{s.link}: {'up' if s.up else 'down'}", (s.link,))
 
 
+def _loss_args(a: Analysis, args: Mapping[str, Any]) -> tuple[int, int]:
+    """(link index, sending end's element index) of a link_loss expectation."""
+    i = _link(a, args)
+    f = a.fabric
+    sender = str(args.get("from", ""))
+    ends = (int(f.link_a[i]), int(f.link_b[i]))
+    s = f.index.get(sender, -1)
+    if s not in ends:
+        msg = (
+            f"link_loss from: {sender!r} is not an end of {f.link_ids[i]}; write "
+            f"from: {f.ids[ends[0]]} or from: {f.ids[ends[1]]} (the end that sends)"
+        )
+        raise ScenarioError(msg)
+    return i, s
+
+
+@_register("link_loss", "fraction of the packets one end of a link sends that are lost "
+           "(flaky; 1: down)", {"link": str, "from": str}, ("link", "from"))  # fmt: skip
+def _link_loss(a: Analysis, _: Context, args: Mapping[str, Any]) -> Observed:
+    i, s = _loss_args(a, args)
+    f = a.fabric
+    lost = a.link_loss(i, s)
+    return Observed(lost, f"{f.link_ids[i]}, sent by {f.ids[s]}", (f.link_ids[i],))
+
+
+def _loss_plan(p: PlanInput) -> MeasurePlan:
+    i, s = _loss_args(p.analysis, p.args)
+    f = p.analysis.fabric
+    return MeasurePlan(losses=((f.link_ids[i], f.ids[s]),))
+
+
+def _agree_loss(predicted: Any, got: Observed) -> bool:
+    return agree_fraction(float(predicted), float(got.value), got.samples)
+
+
+@_measured("link_loss", _loss_plan, agree_fn=_agree_loss)
+def _m_link_loss(m: MeasureInput) -> Observed | None:
+    link, sender = m.plan.losses[0]
+    x = m.measured.loss(link, sender)
+    if x is None:
+        return None
+    if x.sent == 0:
+        return Observed(x.loss, f"{link}, sent by {sender}", (link,))
+    lost = round(x.loss * x.sent)
+    return Observed(
+        x.loss,
+        f"{link}: {lost} of {x.sent} packets sent by {sender} lost (agreement: within 4 binomial "
+        "standard deviations)",
+        (link,),
+        samples=x.sent,
+    )
+
+
 # -- what each numeric observation can be ------------------------------------------------
 # (counts and bandwidths are never negative; ratios to the healthy fabric lie in 0..1).
 # The scenario loader rejects an expectation that can never hold or always holds for
@@ -936,6 +1034,7 @@ VALUE_RANGES: dict[str, tuple[float, float]] = {
     "checkpoint_background_s": _AMOUNT,
     "job_busbw_ratio": _RATIO,
     "min_job_busbw_ratio": _RATIO,
+    "link_loss": _RATIO,
     "leaf_uplink_ratio": _RATIO,
     "bisection_ratio": _RATIO,
     "node_nic_ratio": _RATIO,

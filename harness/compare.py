@@ -8,6 +8,9 @@ healthy fabric that does not match its description.
 
 >>> agree(0.5, 0.52, 0.1), agree(3, 4, 0.1), agree([0, 1], (0, 1), 0.0)
 (True, False, True)
+
+A measured fraction (a packet loss counted over ``n`` packets) is judged by
+:func:`agree_fraction`, a binomial test, not a relative tolerance.
 """
 
 from __future__ import annotations
@@ -18,6 +21,37 @@ from typing import Any
 from harness.measurement import Measurements
 
 RATE_TOLERANCE = 0.25  # preflight: a shaped link within 25 % of its rate is healthy
+FRACTION_Z = 4.0  # standard deviations: a faithful backend is called a mismatch 1 in ~16,000
+
+
+def fraction_tolerance(predicted: float, n: int, z: float = FRACTION_Z) -> float:
+    """How far a fraction counted over ``n`` trials may lie from ``predicted``.
+
+    ``z`` binomial standard deviations, ``sqrt(p (1 - p) / n)``, plus half a
+    trial (continuity); ``p`` is kept at least ``1/n`` from 0 and 1, so a
+    prediction of exactly 0 still allows a stray loss or two (a host under load
+    drops a packet now and then; 1000 packets: up to 4 lost).
+
+    >>> round(fraction_tolerance(0.05, 1000), 4), round(fraction_tolerance(0.0, 1000), 4)
+    (0.0281, 0.0045)
+    """
+    if n <= 0:
+        return 0.0
+    p = min(max(predicted, 1 / n), 1 - 1 / n)
+    return float(z * math.sqrt(p * (1 - p) / n) + 0.5 / n)
+
+
+def agree_fraction(predicted: float, measured: float, n: int) -> bool:
+    """Whether a fraction counted over ``n`` trials agrees with ``predicted`` (``n`` 0: exact).
+
+    >>> agree_fraction(0.05, 0.043, 1000), agree_fraction(0.05, 0.0, 1000)
+    (True, False)
+    >>> agree_fraction(0.0, 0.002, 1000), agree_fraction(0.0, 0.02, 1000)
+    (True, False)
+    """
+    if n <= 0:
+        return agree(float(predicted), float(measured), 1e-9)
+    return abs(float(predicted) - float(measured)) <= fraction_tolerance(float(predicted), n)
 
 
 def agree(predicted: Any, measured: Any, tolerance: float) -> bool:
@@ -103,5 +137,14 @@ def disagreements(predicted: Measurements, measured: Measurements, limit: int = 
             out.append(
                 f"link {s.link}: {'up' if got_link.up else 'down'} at {got_link.gbps:g} Gb/s, "
                 f"the model says {'up' if s.up else 'down'} at {s.gbps:g} Gb/s"
+            )
+    for x in predicted.losses:
+        got_loss = measured.loss(x.link, x.sender)
+        if got_loss is None:
+            out.append(f"loss on {x.link} from {x.sender}: not measured")
+        elif not agree_fraction(x.loss, got_loss.loss, got_loss.sent):
+            out.append(
+                f"{x.link}: {got_loss.loss:.2%} of {got_loss.sent} packets from {x.sender} lost, "
+                f"the model says {x.loss:.2%}"
             )
     return out[:limit] if len(out) <= limit else [*out[:limit], f"... {len(out) - limit} more"]

@@ -43,6 +43,7 @@ class FaultKind(enum.Enum):
     OPTIC = "optic"
     DEGRADE = "degrade"
     BOND_MEMBER = "bond-member"
+    FLAKY = "flaky"
 
     @property
     def domain(self) -> Domain:
@@ -68,7 +69,9 @@ _KIND_WORDS: dict[FaultKind, tuple[Domain, str, str]] = {
     FaultKind.OPTIC: (Domain.PORTS, "optic failed on", "optic replaced on {t}"),
     FaultKind.DEGRADE: (Domain.LINKS, "degraded", "{t} back to full speed"),
     FaultKind.BOND_MEMBER: (Domain.ELEMENTS, "bond member down:", "bond member back: {t}"),
+    FaultKind.FLAKY: (Domain.LINKS, "made flaky:", "{t} no longer loses packets"),
 }
+FLAKY_KEYS = ("target", "loss", "from")
 
 
 FAULT_KINDS: dict[str, FaultKind] = {k.value: k for k in FaultKind}
@@ -77,13 +80,23 @@ KILLABLE = frozenset(Kind) - {Kind.STORAGE}
 
 @dataclass(frozen=True, slots=True)
 class Fault:
-    """What to break: a kind, a selector, and for ``degrade`` how much."""
+    """What to break: a kind, a selector, and for ``degrade``/``flaky`` how much.
+
+    ``flaky``: the link stays up and routed but loses ``loss`` (0 < loss < 1)
+    of the packets crossing it, in both directions or, with ``sender`` (the
+    scenario's ``from:``), only those sent by that end of it.
+
+    >>> Fault.parse({"flaky": {"target": "a--b", "loss": "5%", "from": "a"}}).describe()
+    'flaky a--b losing 5% of the packets sent by a'
+    """
 
     kind: FaultKind
     target: Selector
     fraction: float | None = None  # degrade: remaining fraction of the speed
     lanes: int | None = None  # degrade: remaining lanes
     origin: Origin | None = field(default=None, compare=False)  # where a state file wrote it
+    loss: float | None = None  # flaky: fraction of the packets lost
+    sender: str | None = None  # flaky: only the packets this end sends (None: both ways)
 
     @classmethod
     def parse(cls, raw: Any) -> Fault:
@@ -103,6 +116,8 @@ class Fault:
             msg = f"unknown fault kind {name!r}{hint} (known: {', '.join(FAULT_KINDS)})"
             raise ScenarioError(msg)
         kind = FAULT_KINDS[name]
+        if kind is FaultKind.FLAKY:
+            return cls._parse_flaky(body)
         if kind is not FaultKind.DEGRADE:
             return cls(kind, parse_selector(body))
         if not isinstance(body, dict) or "target" not in body:
@@ -131,7 +146,29 @@ class Fault:
         return cls(kind, parse_selector(body["target"]),
                    float(fraction) if fraction is not None else None, lanes)  # fmt: skip
 
+    @classmethod
+    def _parse_flaky(cls, body: Any) -> Fault:
+        if not isinstance(body, dict) or "target" not in body or "loss" not in body:
+            msg = (
+                "flaky takes {target: LINKS, loss: 5%} (both directions) or "
+                "{target: LINKS, loss: 5%, from: END} (only the packets END sends)"
+            )
+            raise ScenarioError(msg)
+        extra = set(body) - set(FLAKY_KEYS)
+        if extra:
+            msg = f"flaky: unknown key {sorted(extra)[0]!r} (known: {', '.join(FLAKY_KEYS)})"
+            raise ScenarioError(msg)
+        sender = body.get("from")
+        if "from" in body and not (isinstance(sender, str) and sender.strip()):
+            msg = f"flaky from: names one end of the links (an element id), got {sender!r}"
+            raise ScenarioError(msg)
+        return cls(FaultKind.FLAKY, parse_selector(body["target"]), loss=parse_loss(body["loss"]),
+                   sender=sender)  # fmt: skip
+
     def describe(self) -> str:
+        if self.loss is not None:
+            way = f" of the packets sent by {self.sender}" if self.sender else " both ways"
+            return f"{self.kind.value} {self.target.describe()} losing {percent(self.loss)}{way}"
         extra = ""
         if self.fraction is not None:
             extra = f" to {self.fraction:g} of its speed"
@@ -180,7 +217,11 @@ class Fault:
             if self.kind is FaultKind.DEGRADE:
                 factor = self.fraction if self.fraction is not None else 1.0
         factors: tuple[float, ...] = ()
-        if self.kind is FaultKind.DEGRADE:
+        loss: tuple[tuple[float, float], ...] = ()
+        if self.kind is FaultKind.FLAKY:
+            factors = (1.0,) * len(links)  # a lossy link stays up at its speed
+            loss = self._loss_per_link(fabric, links)
+        elif self.kind is FaultKind.DEGRADE:
             if self.lanes is not None:
                 lanes = fabric.link_lanes[list(links)]
                 if int(lanes.min()) <= self.lanes:
@@ -199,7 +240,69 @@ class Fault:
         if self.kind is FaultKind.OPTIC:
             names = list(fabric.port_index)
             ports = tuple(names[i] for i in idx)
-        return AppliedFault(self, elements, links, factors, ports)
+        return AppliedFault(self, elements, links, factors, ports, loss)
+
+    def _loss_per_link(
+        self, fabric: Fabric, links: tuple[int, ...]
+    ) -> tuple[tuple[float, float], ...]:
+        """Per link: (loss of what its a end sends, loss of what its b end sends)."""
+        p = float(self.loss or 0.0)
+        if self.sender is None:
+            return ((p, p),) * len(links)
+        s = fabric.index.get(self.sender)
+        if s is None:
+            msg = f"flaky from: {self.sender!r} is not an element of fabric {fabric.name!r}"
+            raise ScenarioError(msg)
+        out = []
+        for link in links:
+            a, b = int(fabric.link_a[link]), int(fabric.link_b[link])
+            if s not in (a, b):
+                msg = (
+                    f"flaky from: {self.sender} is not an end of {fabric.link_ids[link]} (its "
+                    f"ends: {fabric.ids[a]}, {fabric.ids[b]}); name an end of every link the "
+                    "target picks, or leave from: out to lose packets both ways"
+                )
+                raise ScenarioError(msg)
+            out.append((p, 0.0) if s == a else (0.0, p))
+        return tuple(out)
+
+
+def percent(x: float) -> str:
+    """A fraction as a percentage (``0.05`` -> ``5%``).
+
+    >>> percent(0.05), percent(0.125), percent(0.0001)
+    ('5%', '12.5%', '0.01%')
+    """
+    return f"{x * 100:.4g}%"
+
+
+def parse_loss(raw: Any) -> float:
+    """A flaky link's loss: ``5%`` or a fraction ``0.05``; 0 < loss < 100 %.
+
+    >>> parse_loss("5%"), parse_loss(0.25), parse_loss("0.5 %")
+    (0.05, 0.25, 0.005)
+    """
+    value: float | None = None
+    if isinstance(raw, str) and raw.strip().endswith("%"):
+        try:
+            value = float(raw.strip()[:-1]) / 100
+        except ValueError:
+            value = None
+    elif isinstance(raw, int | float) and not isinstance(raw, bool):
+        if raw >= 1:
+            msg = (
+                f"flaky loss {raw!r} is not a fraction: write {raw:g}% or "
+                f"{raw / 100:g} (0 < loss < 1)"
+            )
+            raise ScenarioError(msg)
+        value = float(raw)
+    if value is None or not (0 < value < 1):  # nan fails too
+        msg = (
+            f"flaky loss must be a percentage between 0% and 100% (exclusive), e.g. 5%, "
+            f"or a fraction such as 0.05; got {raw!r}"
+        )
+        raise ScenarioError(msg)
+    return round(value, 12)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +314,7 @@ class AppliedFault:
     links: tuple[int, ...]
     factors: tuple[float, ...]  # per link: remaining fraction of capacity (0: down)
     ports: tuple[str, ...] = ()
+    loss: tuple[tuple[float, float], ...] = ()  # flaky, per link: (a sends, b sends) lost
 
     def targets(self, fabric: Fabric, limit: int = 6) -> str:
         names = (
@@ -222,7 +326,12 @@ class AppliedFault:
         return head + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
     def describe(self, fabric: Fabric) -> str:
-        return f"{self.fault.kind.verb} {self.targets(fabric)}"
+        text = f"{self.fault.kind.verb} {self.targets(fabric)}"
+        if self.fault.loss is not None:
+            lost = percent(self.fault.loss)
+            who = f"sent by {self.fault.sender}" if self.fault.sender else "both ways"
+            text += f" ({lost} of the packets {who} lost)"
+        return text
 
     def describe_restore(self, fabric: Fabric) -> str:
         """What reverting it did, e.g. ``spine-05 back in service`` (a drain)."""
@@ -283,6 +392,19 @@ class FaultState:
                 factor[idx] = factor[idx] * np.array(a.factors)
         factor.flags.writeable = False
         return factor
+
+    @cached_property
+    def link_loss(self) -> npt.NDArray[np.float64]:
+        """Per link and direction (column 0: what its a end sends, 1: its b end): the
+        fraction of packets lost on a live link by flaky faults (independent losses)."""
+        kept = np.ones((self.fabric.n_links, 2), dtype=np.float64)
+        for a in self.applied:
+            if a.loss:
+                idx = np.array(a.links, dtype=np.int64)
+                kept[idx] = kept[idx] * (1.0 - np.array(a.loss, dtype=np.float64))
+        loss = np.round(1.0 - kept, 12)
+        loss.flags.writeable = False
+        return loss
 
     @cached_property
     def link_capacity(self) -> npt.NDArray[np.float64]:

@@ -17,6 +17,8 @@ Records (every id is an id of the fabric being run):
   says 0.001).
 * :class:`JobRun` -- a training job: alive, its iteration rate, how it ended.
 * :class:`LinkState` -- a cable's operational state and rate (fabric units).
+* :class:`LinkLoss` -- the fraction of the packets one end of a cable sent
+  to the other that did not arrive, and how many were sent (0: exact, the model).
 * ``Measurements.settle_s`` -- how long the fabric took to settle after the
   last change (:meth:`~harness.backends.protocol.Backend.settle`).
 
@@ -46,7 +48,15 @@ from harness.fabric.model import Fabric
 
 Pair = tuple[str, str]
 JobEnd = Literal["running", "error", "timeout", "exited"]
-MEASUREMENT_KINDS: tuple[str, ...] = ("probes", "paths", "flows", "jobs", "links", "traffic")
+MEASUREMENT_KINDS: tuple[str, ...] = (
+    "probes",
+    "paths",
+    "flows",
+    "jobs",
+    "links",
+    "traffic",
+    "losses",
+)
 
 
 # -- records ----------------------------------------------------------------------------------
@@ -111,6 +121,21 @@ class LinkState:
     gbps: float
 
 
+@dataclass(frozen=True, slots=True)
+class LinkLoss:
+    """Of ``sent`` packets ``sender`` (an end of ``link``) sent over it, the fraction lost.
+
+    ``sent`` is 0 for an exact figure (the model's), else the sample size a
+    measured fraction comes from (judged with a binomial tolerance,
+    :func:`harness.compare.agree_fraction`).
+    """
+
+    link: str
+    sender: str
+    loss: float
+    sent: int = 0
+
+
 # -- the plan ---------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class FlowGroup:
@@ -138,8 +163,9 @@ class MeasurePlan:
     ids whose state to report; ``traffic``: flow groups that stand for a job's
     collective (its ring, tree or all-to-all flows on one rail, in rank order),
     run like ``flows`` by a backend that moves real packets (the model predicts
-    a collective's bus bandwidth from its flow engine instead).  ``note`` says
-    how the probes were chosen.
+    a collective's bus bandwidth from its flow engine instead); ``losses``:
+    (link id, sending end id) pairs whose one-direction packet loss to measure.
+    ``note`` says how the probes were chosen.
     """
 
     probes: tuple[Pair, ...] = ()
@@ -151,6 +177,7 @@ class MeasurePlan:
     job_seconds: float = 0.0
     note: str = ""
     traffic: tuple[FlowGroup, ...] = ()
+    losses: tuple[Pair, ...] = ()
 
     def __or__(self, other: MeasurePlan) -> MeasurePlan:
         groups = {g.name: g for g in (*self.flows, *other.flows)}
@@ -166,12 +193,19 @@ class MeasurePlan:
             max(self.job_seconds, other.job_seconds),
             "; ".join(notes),
             tuple(traffic.values()),
+            _union(self.losses, other.losses),
         )
 
     @property
     def empty(self) -> bool:
         return not (
-            self.probes or self.paths or self.flows or self.jobs or self.links or self.traffic
+            self.probes
+            or self.paths
+            or self.flows
+            or self.jobs
+            or self.links
+            or self.traffic
+            or self.losses
         )
 
     @property
@@ -179,7 +213,7 @@ class MeasurePlan:
         """Which measurement kinds the plan asks for (see :data:`MEASUREMENT_KINDS`)."""
         asked = zip(
             MEASUREMENT_KINDS,
-            (self.probes, self.paths, self.flows, self.jobs, self.links, self.traffic),
+            (self.probes, self.paths, self.flows, self.jobs, self.links, self.traffic, self.losses),
             strict=True,
         )
         return frozenset(k for k, v in asked if v)
@@ -192,6 +226,7 @@ class MeasurePlan:
             f"{len(self.jobs)} jobs" if self.jobs else "",
             f"{len(self.links)} links" if self.links else "",
             f"{len(self.traffic)} collectives' flows" if self.traffic else "",
+            f"{len(self.losses)} one-way losses" if self.losses else "",
         ]
         text = ", ".join(p for p in parts if p) or "nothing"
         return f"{text} ({self.note})" if self.note else text
@@ -273,6 +308,7 @@ class Measurements:
     flows: tuple[Flow, ...] = ()
     jobs: tuple[JobRun, ...] = ()
     links: tuple[LinkState, ...] = ()
+    losses: tuple[LinkLoss, ...] = ()
     settle_s: float = 0.0
     scale: float = 1.0  # emulated rate / fabric rate; gbps figures are already in fabric units
     notes: tuple[str, ...] = ()  # what else it saw, in plain words (ibsim: engine, route balance)
@@ -313,6 +349,14 @@ class Measurements:
     def link(self, link_id: str) -> LinkState | None:
         return self._links.get(link_id)
 
+    @cached_property
+    def _losses(self) -> dict[Pair, LinkLoss]:
+        return {(x.link, x.sender): x for x in self.losses}
+
+    def loss(self, link_id: str, sender: str) -> LinkLoss | None:
+        """The loss measured on ``link_id`` for what ``sender`` sent, if it was measured."""
+        return self._losses.get((link_id, sender))
+
     def missing(self, plan: MeasurePlan) -> list[str]:
         """What the plan asked for and these measurements do not hold (empty: complete)."""
         out = [f"probe {a} -> {b}" for a, b in plan.probes if self.probe(a, b) is None]
@@ -326,4 +370,5 @@ class Measurements:
         ]
         out += [f"job {j}" for j in plan.jobs if self.job(j) is None]
         out += [f"link {x}" for x in plan.links if self.link(x) is None]
+        out += [f"loss on {x} from {s}" for x, s in plan.losses if self.loss(x, s) is None]
         return out

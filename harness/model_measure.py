@@ -11,7 +11,8 @@ the same length and tiers is as good); a flow gets the smallest of its two
 NICs' live port rates and, when it leaves its leaf, a fair share of the live
 uplinks of both leaves (and pods, on three tiers) among the flows of its group
 crossing them; a job is alive when the model does not lose it; a link's rate
-is its live capacity.
+is its live capacity; a link's one-way loss is its flaky loss in that
+direction (a down link loses everything).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from harness.fabric.model import LinkKind
 from harness.measurement import Flow
 from harness.measurement import FlowGroup
 from harness.measurement import JobRun
+from harness.measurement import LinkLoss
 from harness.measurement import LinkState
 from harness.measurement import Measurements
 from harness.measurement import MeasurePlan
@@ -125,6 +127,23 @@ def predict_link(a: Analysis, link_id: str) -> LinkState:
     return LinkState(link_id, cap > 0, cap)
 
 
+def predict_loss(a: Analysis, link_id: str, sender: str) -> LinkLoss:
+    """The fraction of the packets ``sender`` sends over ``link_id`` that are lost (exact)."""
+    f = a.fabric
+    i = f.link_index.get(link_id)
+    if i is None:
+        msg = f"{link_id!r} is not a link of fabric {f.name!r}"
+        raise ScenarioError(msg)
+    s = f.index.get(sender, -1)
+    if s not in (int(f.link_a[i]), int(f.link_b[i])):
+        msg = (
+            f"{sender!r} is not an end of {link_id} (its ends: {f.ids[int(f.link_a[i])]}, "
+            f"{f.ids[int(f.link_b[i])]})"
+        )
+        raise ScenarioError(msg)
+    return LinkLoss(link_id, sender, a.link_loss(i, s))
+
+
 def predict_measurements(
     a: Analysis, plan: MeasurePlan, backend: str = "model", timeline: Timeline | None = None
 ) -> Measurements:
@@ -137,6 +156,7 @@ def predict_measurements(
         flows=tuple(x for g in plan.flows for x in predict_flows(a, g, plan.flow_seconds)),
         jobs=tuple(predict_job(a, j, timeline) for j in plan.jobs),
         links=tuple(predict_link(a, x) for x in plan.links),
+        losses=tuple(predict_loss(a, x, s) for x, s in plan.losses),
     )
 
 

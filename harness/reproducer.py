@@ -38,6 +38,7 @@ from harness.fabric.presets import PRESETS
 from harness.faults import AppliedFault
 from harness.faults import Fault
 from harness.faults import FaultKind
+from harness.faults import percent
 from harness.jobs import DEFAULT_TIMEOUT_S
 from harness.jobs import JobSpec
 from harness.scenario.fabric_ref import build_fabric
@@ -154,6 +155,11 @@ def selector_to_raw(sel: Selector) -> Any:
 def fault_to_raw(fault: Fault) -> dict[str, Any]:
     """A fault in the YAML form of an ``inject:`` step."""
     target = selector_to_raw(fault.target)
+    if fault.kind is FaultKind.FLAKY:
+        flaky: dict[str, Any] = {"target": target, "loss": percent(fault.loss or 0.0)}
+        if fault.sender is not None:
+            flaky["from"] = fault.sender
+        return {"flaky": flaky}
     if fault.kind is not FaultKind.DEGRADE:
         return {fault.kind.value: target}
     body: dict[str, Any] = {"target": target}
@@ -173,7 +179,7 @@ def exact_fault(applied: AppliedFault, fabric: Fabric) -> Fault:
         ids = tuple(fabric.ids[i] for i in applied.elements)
     else:
         ids = tuple(fabric.link_ids[i] for i in applied.links)
-    return Fault(f.kind, Selector(ids=ids), f.fraction, f.lanes)
+    return Fault(f.kind, Selector(ids=ids), f.fraction, f.lanes, loss=f.loss, sender=f.sender)
 
 
 def job_to_raw(job: JobSpec | str | Mapping[str, Any]) -> Any:

@@ -454,12 +454,12 @@ class _Run:
                                 e.expect.check(predicted.value), predicted.detail,
                                 predicted.involved, e.where, predicted.value)  # fmt: skip
         definition = OBSERVATIONS[e.observation].measure
-        tolerance = definition.tolerance if definition is not None else 0.0
+        same = definition.agrees(predicted.value, got) if definition is not None else (
+            agree(predicted.value, got.value, 0.0))  # fmt: skip
         return ExpectResult(
             e.describe(), e.expect.describe(), got.value, e.expect.check(got.value),
             predicted.detail, tuple(dict.fromkeys((*got.involved, *predicted.involved))),
-            e.where, predicted.value, got.value, self.backend.name,
-            not agree(predicted.value, got.value, tolerance), got.detail,
+            e.where, predicted.value, got.value, self.backend.name, not same, got.detail,
         )  # fmt: skip
 
     def revert_all(self) -> None:

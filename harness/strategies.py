@@ -388,7 +388,7 @@ def faults(
             single(kind, pools.ports)
         elif kind is FaultKind.BOND_MEMBER:
             single(kind, pools.storage_nics)
-        elif pools.cables:
+        elif kind is FaultKind.DEGRADE and pools.cables:
             options.append(
                 st.builds(
                     degrade, st.sampled_from(pools.cables), st.sampled_from(DEGRADE_FRACTIONS)

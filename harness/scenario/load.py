@@ -57,6 +57,7 @@ from harness.fabric.generators import GENERATORS
 from harness.fabric.model import Fabric
 from harness.fabric.presets import PRESETS
 from harness.faults import FAULT_KINDS
+from harness.faults import FLAKY_KEYS
 from harness.faults import Fault
 from harness.inputs.files import display_path
 from harness.inputs.yaml import KeyPath
@@ -158,6 +159,11 @@ JOB_KEYS = tuple(RawJob.__annotations__)
 CHECKPOINT_KEYS = tuple(RawCheckpoint.__annotations__)
 STEP_KEYS = tuple(RawStep.__annotations__)
 DEGRADE_KEYS = tuple(RawDegrade.__annotations__)
+LINK_FAULT_KEYS = {"degrade": DEGRADE_KEYS, "flaky": FLAKY_KEYS}
+LINK_FAULT_FORMS = {
+    "degrade": "degrade takes {target: SELECTOR, fraction: F} or {target: SELECTOR, lanes: N}",
+    "flaky": "flaky takes {target: SELECTOR, loss: 5%} or {target: SELECTOR, loss: 5%, from: END}",
+}
 FABRIC_SOURCES = ("preset", "file", "generator")
 STEP_ACTIONS = ("inject", "restore", "expect", "wait", "restart")
 RESTORE_WORDS = ("all", "last")
@@ -924,14 +930,11 @@ class _ScenarioChecker(Checker):
                 f"unknown fault kind {kind!r}{did_you_mean(kind, FAULT_KINDS)}", kpath, key=True
             )
             return None
-        if kind == "degrade":
+        if kind in LINK_FAULT_KEYS:
             if not isinstance(body, dict):
-                self.add(
-                    "degrade takes {target: SELECTOR, fraction: F} or {target: SELECTOR, lanes: N}",
-                    kpath,
-                )
+                self.add(LINK_FAULT_FORMS[kind], kpath)
                 return None
-            if not self.check_keys(body, kpath, DEGRADE_KEYS, "degrade"):
+            if not self.check_keys(body, kpath, LINK_FAULT_KEYS[kind], kind):
                 return None
             if "target" in body and not self.selector(body["target"], (*kpath, "target"), kind):
                 return None

@@ -221,6 +221,23 @@ def _selector_defs() -> dict[str, Schema]:
             },
             "oneOf": [{"required": ["fraction"]}, {"required": ["lanes"]}],
         },
+        "flaky": {
+            "type": "object",
+            "description": "The links stay up but lose a fraction of their packets, both ways "
+            "or only those sent by one end (from:).",
+            "required": ["target", "loss"],
+            "additionalProperties": False,
+            "properties": {
+                "target": _ref("selector"),
+                "loss": {
+                    "anyOf": [
+                        {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+                        {"type": "string", "pattern": r"^\s*[0-9.]+\s*%\s*$"},
+                    ]
+                },
+                "from": {"type": "string", "pattern": r"\S"},
+            },
+        },
         "fault": {
             "type": "object",
             "description": "Exactly one fault: " + ", ".join(FAULT_KINDS) + ".",
@@ -228,7 +245,7 @@ def _selector_defs() -> dict[str, Schema]:
             "maxProperties": 1,
             "additionalProperties": False,
             "properties": {
-                k: _ref("degrade") if k == "degrade" else _ref("selector") for k in FAULT_KINDS
+                k: _ref(k) if k in ("degrade", "flaky") else _ref("selector") for k in FAULT_KINDS
             },
         },
     }

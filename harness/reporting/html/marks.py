@@ -62,6 +62,7 @@ _FAULT_STATUS = {
     FaultKind.OPTIC: "failed",
     FaultKind.DEGRADE: "degraded",
     FaultKind.BOND_MEMBER: "degraded",
+    FaultKind.FLAKY: "degraded",
 }
 
 
