@@ -357,7 +357,10 @@ def _safe_owner(ledger: Ledger) -> dict[str, Any]:
 
 
 def teardown_entries(ledger: Ledger, nsutil: Any) -> list[str]:
-    """Remove every object a ledger lists, processes first; returns what was removed."""
+    """Remove every object a ledger lists, processes first; returns what was removed.
+
+    Objects inside a namespace (links, qdiscs, ``nft-table`` entries) go with it.
+    """
     removed: list[str] = []
     netns = ledger.entries("netns")
     created = {e.name: e.data.get("inode") for e in ledger.entries("netns-created")}
@@ -378,7 +381,15 @@ def teardown_entries(ledger: Ledger, nsutil: Any) -> list[str]:
     for pid, start in processes_in_netns(inodes):
         if kill_process(pid, start):
             removed.append(f"process {pid} (in a namespace of run {ledger.run_id})")
+    gone: set[str] = set()
     for name in mine:
         if nsutil.delete_netns(name):
             removed.append(f"netns {name}")
+            gone.add(name)
+    # nftables tables (flaky links' loss) live in a namespace and went with it
+    removed += [
+        f"nft table {e.name} (with netns {e.data.get('netns')})"
+        for e in ledger.entries("nft-table")
+        if e.data.get("netns") in gone
+    ]
     return removed

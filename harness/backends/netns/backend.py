@@ -4,7 +4,11 @@ It measures, never predicts: probes are real ICMP echoes between the rail NICs
 (:mod:`~harness.backends.netns.probe`), traced paths are TTL-limited echoes
 answered by the switches, link states come from the kernel
 (flags, carrier and the shaped tbf rate, reported in the fabric's units at the
-run's scale factor).  The control plane is the scenario's ``routing:``:
+run's scale factor), one-way losses are counted with numbered datagrams
+(:mod:`~harness.backends.netns.loss`).  While a link is flaky the probes are
+retried until a reachable pair's chance of failing every round is below one in
+a million (a few lost echoes are loss, not unreachability).  The control
+plane is the scenario's ``routing:``:
 ``sm`` re-sweeps the tables after each change, a failure's ``reroute``
 seconds after it (until then the traffic toward what died is lost, see
 :mod:`~harness.backends.netns.faults`); ``bgp`` runs FRR on every switch
@@ -26,6 +30,7 @@ benchmarks) overrides the scenario's ``reroute`` as the ``sm`` sweep delay.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import time
 from collections.abc import Sequence
@@ -39,6 +44,8 @@ from harness.backends.netns.flows import iperf3_unavailable
 from harness.backends.netns.frr import frr_unavailable
 from harness.backends.netns.job_runs import GlooJobs
 from harness.backends.netns.job_runs import torch_unavailable
+from harness.backends.netns.loss import one_way_loss
+from harness.backends.netns.nft import nft_unavailable
 from harness.backends.netns.plan import DEFAULT_SCALE
 from harness.backends.netns.probe import probe
 from harness.backends.netns.probe import trace
@@ -52,6 +59,7 @@ from harness.faults import AppliedFault
 from harness.jobs import Job
 from harness.measurement import Flow
 from harness.measurement import JobRun
+from harness.measurement import LinkLoss
 from harness.measurement import LinkState
 from harness.measurement import Measurements
 from harness.measurement import MeasurePlan
@@ -76,6 +84,26 @@ def _env_float(name: str, default: float) -> float:
         raise ScenarioError(msg) from None
 
 
+#: A reachable pair's probe fails every round with at most this chance (on flaky links).
+PROBE_MISS = 1e-6
+PROBE_ROUNDS_MAX = 20
+
+
+def probe_rounds(worst_loss: float) -> int:
+    """Probe rounds such that a reachable pair fails them all with at most :data:`PROBE_MISS`.
+
+    An echo and its reply cross the lossy links at most once each way, so a
+    round fails with at most ``1 - (1 - worst)^2``.
+
+    >>> probe_rounds(0.0), probe_rounds(0.05), probe_rounds(0.2)
+    (3, 6, 14)
+    """
+    if worst_loss <= 0:
+        return 3
+    miss = 1.0 - (1.0 - min(worst_loss, 0.99)) ** 2
+    return min(PROBE_ROUNDS_MAX, max(3, math.ceil(math.log(PROBE_MISS) / math.log(miss))))
+
+
 #: bgp: seconds the fabric may take to converge before the real jobs start (seed-a800: ~37 s)
 JOB_START_CONVERGE_S = 120.0
 
@@ -88,7 +116,7 @@ class NetnsBackend(Closes):
         SUPPORTED_FAULTS,
         SUPPORTED_ELEMENTS,
         REALIZED_LINKS,
-        frozenset({"probes", "paths", "links"}),
+        frozenset({"probes", "paths", "links", "losses"}),
     )
 
     def __init__(
@@ -106,9 +134,11 @@ class NetnsBackend(Closes):
         kinds = set(type(self).capabilities.measurements)
         kinds |= {"jobs"} if torch_unavailable() is None else set()
         kinds |= {"flows", "traffic"} if iperf3_unavailable() is None else set()
+        faults = SUPPORTED_FAULTS - ({"flaky"} if nft_unavailable() is not None else set())
         self.capabilities = dataclasses.replace(
-            type(self).capabilities, routing=frozenset(controls), measurements=frozenset(kinds)
-        )
+            type(self).capabilities, faults=faults, routing=frozenset(controls),
+            measurements=frozenset(kinds),
+        )  # fmt: skip
         self.emu: Emulation | None = None
         self.engine: FaultEngine | None = None
         self.jobs: tuple[Job, ...] = ()
@@ -218,13 +248,13 @@ class NetnsBackend(Closes):
         if plan.probes:
             idx = f.index
             pairs = [(idx[a], idx[b]) for a, b in plan.probes]
-            got = probe(emu, pairs)
+            got = probe(emu, pairs, rounds=probe_rounds(engine.worst_loss()))
             probes = tuple(
                 Probe(f.ids[p.src], f.ids[p.dst], p.ok, p.rtt_ms if p.ok else None) for p in got
             )
         paths = []
         for a, b in plan.paths:
-            for _ in range(3):  # a loaded host may lose a time-exceeded: trace again
+            for _ in range(max(3, probe_rounds(engine.worst_loss()))):  # a lost answer: again
                 t = trace(emu, f.index[a], f.index[b])
                 if t.complete:
                     break
@@ -237,6 +267,7 @@ class NetnsBackend(Closes):
             flows=self._run_flows(plan),
             jobs=jobs,
             links=self._links(plan.links),
+            losses=self._losses(plan.losses),
             settle_s=self._settle_s,
             scale=self.scale,
         )
@@ -257,6 +288,21 @@ class NetnsBackend(Closes):
         if self._flows is None:
             self._flows = Flows(self._engine().emu)
         return self._flows.run_all(groups, plan.flow_seconds)
+
+    def _losses(self, wanted: Sequence[tuple[str, str]]) -> tuple[LinkLoss, ...]:
+        emu = self._engine().emu
+        f = emu.fabric
+        out = []
+        for lid, sender in wanted:
+            i = f.link_index[lid]
+            w = emu.built.wire_of_link.get(i)
+            if w is None:
+                msg = f"netns does not realize {lid} (GPUs, NVLink and PCIe stay in the model)"
+                raise BackendError(msg)
+            end = 0 if int(f.link_a[i]) == f.index[sender] else 1
+            loss, sent = one_way_loss(emu, w, end)
+            out.append(LinkLoss(lid, sender, loss, sent))
+        return tuple(out)
 
     def _links(self, link_ids: Sequence[str]) -> tuple[LinkState, ...]:
         if not link_ids:

@@ -9,6 +9,9 @@ fault                   what happens in the namespaces
 ``cut`` cable           both ends of the veth pair go down
 ``optic`` port          that end goes down; the far end sees no carrier
 ``degrade`` link        the tbf rate of both ends drops to the remaining fraction
+``flaky`` link          an nftables ``netdev`` table on the receiving end's ingress drops
+                        that fraction of the arriving packets (both ends, or only the end
+                        that receives from ``from:``); the link stays up and routed
 ``bond-member``         that storage member goes down; the bond keeps its other member
 ======================  ================================================================
 
@@ -39,6 +42,8 @@ from dataclasses import field
 
 from harness.backends.netns.emulation import OPER_UP
 from harness.backends.netns.emulation import Emulation
+from harness.backends.netns.nft import LossRules
+from harness.backends.netns.nft import LossTable
 from harness.backends.netns.routing import Alive
 from harness.backends.netns.routing import compute
 from harness.errors import BackendError
@@ -46,7 +51,7 @@ from harness.fabric.model import Kind
 from harness.faults import AppliedFault
 from harness.faults import FaultKind
 
-SUPPORTED_FAULTS = frozenset({"kill", "drain", "cut", "optic", "degrade", "bond-member"})
+SUPPORTED_FAULTS = frozenset({"kill", "drain", "cut", "optic", "degrade", "bond-member", "flaky"})
 SUPPORTED_ELEMENTS = frozenset(
     k.label
     for k in (
@@ -76,6 +81,8 @@ class _Effect:
     ends: tuple[End, ...] = ()
     dead: tuple[int, ...] = ()  # elements taken out of forwarding
     factors: tuple[tuple[int, float], ...] = ()  # (wire, factor)
+    losses: tuple[tuple[int, int, float], ...] = ()  # flaky: (wire, receiving end, loss)
+    tables: tuple[LossTable, ...] = ()  # flaky: the nft tables made for it
 
 
 @dataclass(slots=True)
@@ -94,6 +101,8 @@ class FaultEngine:
     drain_moved_s: list[float] = field(default_factory=list)  # bgp: routes moved per drain
     due: float | None = None  # when the sm sweep runs (monotonic seconds)
     pending: set[End] = field(default_factory=set)  # sm: ends that go down at the sweep
+    lossy: dict[int, list[float]] = field(default_factory=dict)  # flaky: wire -> losses
+    _rules: LossRules | None = None
 
     def __post_init__(self) -> None:
         if self.emu.bgp is not None:  # the daemons' initial convergence is the first settle
@@ -142,6 +151,14 @@ class FaultEngine:
                 link, end = f.port_index[port]
                 ends.append((plan.wire_of_link[link], end))
             return _Effect(tuple(ends))
+        if kind is FaultKind.FLAKY:  # what end e sends is lost as it arrives at end 1 - e
+            losses = [
+                (w, 1 - sender, loss)
+                for w, pair in zip(wires, fault.loss, strict=True)
+                for sender, loss in enumerate(pair)
+                if loss > 0
+            ]
+            return _Effect(losses=tuple(losses))
         return _Effect(factors=tuple(zip(wires, fault.factors, strict=True)))  # degrade
 
     # -- inject / revert ----------------------------------------------------------------
@@ -150,7 +167,12 @@ class FaultEngine:
         emu = self.emu
         newly_dead = [el for el in effect.dead if self.dead[el] == 0]
         going_down = [e for e in effect.ends if self.holds[e] == 0]
-        if not going_down and not newly_dead and not self._rate_changes(effect):
+        if (
+            not going_down
+            and not newly_dead
+            and not self._rate_changes(effect)
+            and not (effect.losses)
+        ):
             msg = (
                 f"{fault.fault.describe()} changed nothing on netns (everything it touches "
                 "was already down or at that rate); refusing a silent pass"
@@ -175,6 +197,8 @@ class FaultEngine:
             emu.set_admin(going_down, False)
             self._verify_down(going_down)
         self._apply_rates(effect)
+        if effect.losses:
+            self._add_losses(effect)
         now = time.monotonic()
         self.changed_at = now
         self.due = max(self.due or now, now + delay)
@@ -206,6 +230,28 @@ class FaultEngine:
         self._verify_down(ends)
         self.emu.set_drop(sorted({w for w, _ in ends}), False)
 
+    def _add_losses(self, effect: _Effect) -> None:
+        """flaky: one nft table per receiving end (verified by the rules module)."""
+        emu = self.emu
+        if self._rules is None:
+            self._rules = LossRules(emu)
+        wanted = []
+        for w, end, loss in effect.losses:
+            p = emu.port(w, end)
+            wanted.append((p.ns, p.ifname, loss))
+        effect.tables = self._rules.add(wanted)
+        for w, _, loss in effect.losses:
+            self.lossy.setdefault(w, []).append(loss)
+
+    def worst_loss(self) -> float:
+        """The chance that a packet crossing every lossy link once is lost (an upper bound
+        for any one path: what the probes retry against)."""
+        kept = 1.0
+        for losses in self.lossy.values():
+            for loss in losses:
+                kept *= 1.0 - loss
+        return 1.0 - kept
+
     def _rate_changes(self, effect: _Effect) -> bool:
         return any(factor != 1.0 for _, factor in effect.factors)
 
@@ -226,6 +272,12 @@ class FaultEngine:
                 del self.dead[el]
         for w, factor in effect.factors:
             self.factors[w].remove(factor)
+        if effect.tables and self._rules is not None:
+            self._rules.remove(effect.tables)
+            for w, _, loss in effect.losses:
+                self.lossy[w].remove(loss)
+                if not self.lossy[w]:
+                    del self.lossy[w]
         never_down = [e for e in coming_up if e in self.pending]  # repaired before the sweep
         if never_down:
             self.pending -= set(never_down)
@@ -425,3 +477,4 @@ class FaultEngine:
     def revert_all(self) -> None:
         """Nothing to undo in the kernel on close: the namespaces are removed whole."""
         self.effects.clear()
+        self.lossy.clear()
