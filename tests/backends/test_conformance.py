@@ -77,7 +77,10 @@ FAULTS: dict[str, Any] = {
     "optic": {"optic": FABRIC.port_id(_link(LinkKind.ACCESS), 1)},
     "degrade": {"degrade": {"target": UPLINK, "fraction": 0.5}},
     "bond-member": {"bond-member": "su01/node01/stor0"},
+    "flaky": {"flaky": {"target": UPLINK, "loss": "10%", "from": UPLINK.split(":")[0]}},
 }
+#: Both directions of the flaky uplink (a backend that counts loss counts both).
+UPLINK_ENDS = tuple((UPLINK, end.split(":")[0]) for end in UPLINK.split("--"))
 #: Further kill targets: a backend may kill some element kinds and not others.
 KILLS = ["su01/leaf-r0", "su01/node01", "su01/node01/nic0", "su01/node01/gpu0"]
 
@@ -127,6 +130,8 @@ def plan_for(a: Analysis, caps: Capabilities) -> MeasurePlan:
     if "links" in caps.measurements:
         cables = FABRIC.links_of_kind(LinkKind.ACCESS, LinkKind.LEAF_SPINE).tolist()
         plan = plan | MeasurePlan(links=tuple(FABRIC.link_ids[x] for x in cables))
+    if "losses" in caps.measurements:
+        plan = plan | MeasurePlan(losses=UPLINK_ENDS)
     return plan
 
 

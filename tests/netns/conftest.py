@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,3 +82,16 @@ def small() -> Fabric:
 
 def no_processes_in(inodes: set[int]) -> bool:
     return not processes_in_netns(inodes)
+
+
+def start_runner(script: str, tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
+    """Run ``script`` (Python) in a child; the first line it prints (e.g. its run id)."""
+    path = tmp_path / "runner.py"
+    path.write_text(script)
+    proc = subprocess.Popen(
+        [sys.executable, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()
+    assert line, proc.stderr.read() if proc.stderr else ""
+    return proc, line

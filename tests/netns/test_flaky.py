@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 from collections.abc import Iterator
@@ -37,6 +36,7 @@ from harness.scenario.load import load_file
 from harness.scenario.model import RoutingOverride
 from tests.netns.conftest import Host
 from tests.netns.conftest import assert_host_like
+from tests.netns.conftest import start_runner
 
 pytestmark = pytest.mark.privileged
 
@@ -227,14 +227,7 @@ _RUNNER = textwrap.dedent(
 def test_sigkill_with_a_flaky_link_then_clean_leaves_the_host_as_it_was(
     state_dir: Path, host: Host, tmp_path: Path
 ) -> None:
-    script = tmp_path / "runner.py"
-    script.write_text(_RUNNER)
-    proc = subprocess.Popen(
-        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None
-    rid = proc.stdout.readline().strip()
-    assert rid, proc.stderr.read() if proc.stderr else ""
+    proc, rid = start_runner(_RUNNER, tmp_path)
     lossy = [n for n in nsutil.list_netns() if n.startswith(f"{rid}-")]
     listed = {}
     for name in lossy:
