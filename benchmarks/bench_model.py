@@ -119,7 +119,7 @@ def observation_args(
     if "link" in d.args and link:
         base["link"] = link
     if "from" in d.args and link:
-        base["from"] = link.split(":")[0]  # link_loss: what the link's first end sends
+        base["from"] = link.split(":", maxsplit=1)[0]  # link_loss: from the first end
     if "pods" in d.args:
         base["pods"] = [1, 2]  # the first two pods (a two-tier fabric answers n/a)
     if any(k not in base for k in d.required):
