@@ -10,7 +10,9 @@ fault syntax of scenario steps and state files, in one of three ways:
   or globs (``drain spine-05,spine-06``) or a YAML selector
   (``drain {tier: spine, all-but: 1}``); ``degrade TARGETS 0.25`` (the fraction
   of the speed left, also ``25%`` or ``fraction=0.25``) or ``degrade TARGETS
-  lanes=2`` (the lanes left);
+  lanes=2`` (the lanes left); ``flaky TARGETS 5%`` (the fraction of the packets
+  lost both ways, also ``0.05``) or ``flaky TARGETS 5% from=END`` (only what
+  END sends);
 * ``@FILE``: a YAML list of faults, the format of a ``--state`` file.
 
 Every fault goes through :meth:`harness.faults.Fault.parse`, the parser of
@@ -27,6 +29,8 @@ brackets when there are several) or ``FILE:LINE``.
 True
 >>> parse_faults("degrade su01/leaf-r0:21--spine-01:1 0.25")[0].fraction
 0.25
+>>> parse_faults("flaky su01/leaf-r0:21--spine-01:1 5% from=spine-01")[0].describe()
+'flaky su01/leaf-r0:21--spine-01:1 losing 5% of the packets sent by spine-01'
 """
 
 from __future__ import annotations
@@ -55,6 +59,9 @@ _AMOUNT = re.compile(
     r"|(?P<nlanes>\S+)\s+lanes?|(?P<bare>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?))$",
     re.DOTALL,
 )
+
+
+_LOSS = re.compile(r"^(?P<target>.+?)\s+(?P<loss>\S+?)(?:\s+from=(?P<sender>\S+))?$", re.DOTALL)
 
 
 def split_parts(text: str) -> list[str]:
@@ -126,6 +133,8 @@ def _short_form(part: str, where: str) -> dict[str, Any]:
         raise ScenarioError(msg)
     kind = m.group("kind")
     column = part.index(rest) + 1
+    if kind == "flaky":
+        return {kind: _flaky_short(part, rest, where, column)}
     if kind != "degrade":
         return {kind: _targets(rest, where, column)}
     amount = _AMOUNT.match(rest)
@@ -146,6 +155,25 @@ def _short_form(part: str, where: str) -> dict[str, Any]:
     else:
         body["fraction"] = _number(amount.group("bare"))
     return {kind: body}
+
+
+def _flaky_short(part: str, rest: str, where: str, column: int) -> dict[str, Any]:
+    """``TARGETS LOSS [from=END]`` -> the body of a flaky fault."""
+    m = _LOSS.match(rest)
+    if m is None:
+        msg = (
+            f"{part!r}: flaky needs how much is lost: write 'flaky TARGETS 5%' (both ways) or "
+            "'flaky TARGETS 5% from=END' (only what END sends)"
+        )
+        raise ScenarioError(msg)
+    loss: Any = m.group("loss")
+    if not loss.endswith("%"):
+        loss = _number(loss)
+    body: dict[str, Any] = {"target": _targets(m.group("target").strip(), where, column),
+                            "loss": loss}  # fmt: skip
+    if m.group("sender") is not None:
+        body["from"] = m.group("sender")
+    return body
 
 
 def _parse(raw: Any, origin: Origin) -> Fault:

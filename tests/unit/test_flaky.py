@@ -25,6 +25,7 @@ from harness.compare import fraction_tolerance
 from harness.errors import ScenarioError
 from harness.fabric import preset
 from harness.fabric.generators import two_tier
+from harness.fault_text import parse_faults
 from harness.faults import Fault
 from harness.faults import FaultKind
 from harness.faults import FaultState
@@ -149,6 +150,16 @@ def test_the_loader_places_bad_flaky_faults(tmp_path: Path) -> None:
     assert "flaky takes {target: SELECTOR, loss: 5%}" in text
     assert "s.yaml:8:" in text
     assert "link_loss needs argument 'from'" in text
+
+
+def test_the_one_line_form_of_a_flaky_fault() -> None:
+    both, one = parse_faults(f"flaky {UPLINK} 5%; flaky {UPLINK} 0.1 from=spine-01")
+    assert (both.loss, both.sender) == (0.05, None)
+    assert (one.loss, one.sender) == (0.1, "spine-01")
+    with pytest.raises(ScenarioError, match="flaky needs how much is lost: write 'flaky TARGETS"):
+        parse_faults(f"flaky {UPLINK}")
+    with pytest.raises(ScenarioError, match="flaky loss 5 is not a fraction"):
+        parse_faults(f"flaky {UPLINK} 5")
 
 
 def test_a_flaky_fault_round_trips_through_its_yaml_form() -> None:
