@@ -792,6 +792,19 @@ def _paced(flows: tuple[Flow, ...], f: Fabric) -> tuple[float, str] | None:
     flow's own rate: TCP splits a shared link unevenly for seconds, the way
     NCCL's channels do not.  A collective within one leaf is paced by its
     NICs, counted the same way.
+
+    No collective runs faster than its NICs: the pace is at most the most any
+    one NIC sent or received in all (a flow whose NIC's other flows are held
+    back at their far ends takes the spare line rate, beyond what it asked).
+
+    >>> from harness.fabric.generators import two_tier
+    >>> fab = two_tier(sus=2, nodes_per_su=2, node="a800", spines=2, leaf_radix=8)
+    >>> a, b = "su01/node01/nic0", "su02/node01/nic0"
+    >>> _paced((Flow("g", a, b, 50.0, 4.0), Flow("g", b, a, 48.0, 4.0)), fab)
+    (48.0, 'su02/leaf-r0 uplinks')
+    >>> c = "su01/node02/nic0"  # a to c in the leaf: a's NIC sends 190 in all
+    >>> _paced((Flow("g", a, b, 120.0, 4.0), Flow("g", a, c, 70.0, 4.0)), fab)
+    (190.0, 'su01/node01/nic0 out (line rate)')
     """
     if not flows:
         return None
@@ -800,7 +813,10 @@ def _paced(flows: tuple[Flow, ...], f: Fabric) -> tuple[float, str] | None:
     got: dict[str, float] = {}
     asked: dict[str, float] = {}
     cross = any(_leaf_of(f, x.src) != _leaf_of(f, x.dst) for x in flows)
+    line: dict[str, float] = {}  # what each NIC sent or received in all
     for x in flows:
+        line[f"{x.src} out"] = line.get(f"{x.src} out", 0.0) + x.gbps
+        line[f"{x.dst} in"] = line.get(f"{x.dst} in", 0.0) + x.gbps
         ls, ld = _leaf_of(f, x.src), _leaf_of(f, x.dst)
         if cross:
             where = [f"{ls} uplinks", f"{ld} downlinks"] if ls != ld else []
@@ -809,7 +825,9 @@ def _paced(flows: tuple[Flow, ...], f: Fabric) -> tuple[float, str] | None:
         for r in where:
             got[r] = got.get(r, 0.0) + x.gbps
             asked[r] = asked.get(r, 0.0) + 1.0 / max(out[x.src], into[x.dst])
-    return min(((got[r] / asked[r], r) for r in got), key=lambda t: t[0])
+    pace = min(((got[r] / asked[r], r) for r in got), key=lambda t: t[0])
+    most = max(line.items(), key=lambda t: t[1])
+    return pace if pace[0] <= most[1] else (most[1], f"{most[0]} (line rate)")
 
 
 def _leaf_of(f: Fabric, nic_id: str) -> str:

@@ -9,13 +9,18 @@ per-port rules), all started through :func:`~harness.backends.netns.spawn.spawn_
 together.  Ports are taken per run from :data:`PORTS` inside the run's own
 namespaces, a new one for every flow, so two flows -- or two runs -- never collide.
 
-Each flow uses :data:`STREAMS` TCP connections: the switches hash ECMP on the
-5-tuple, so the streams of one flow spread over the uplinks as the queue pairs
-of a NCCL connection do.  Flows whose connections were delayed by the others'
-traffic start late, so a flow's rate is what its receiver got (the server's
-0.1 s intervals) within the window *every* flow of the group was running, past
-a warm-up: the flows' rates then share the links as the model's fair shares do.
-Rates are divided by the run's scale factor: 200 Mb/s at 1/1000 is 200 Gb/s.
+Each flow uses several TCP connections (:func:`streams`): the switches hash
+ECMP on the 5-tuple, so the streams of one flow spread over the uplinks as the
+queue pairs of a NCCL connection do.  A group has :data:`STREAMS_PER_GROUP`
+streams in all, 8 to 32 a flow: with 32 a healthy ring's 8 flows got 0.97 of
+line rate over a leaf's 4 uplinks, as adaptive routing fills them; with 8,
+0.81-0.92 (a hash left one uplink short); a tree's 28 flows at 32 each (896
+connections at once) did not all connect in time on 2 cores.  Flows whose
+connections were delayed by the others' traffic start late, so a flow's rate is
+what its receiver got (the server's 0.1 s intervals) within the window *every*
+flow of the group was running, past a warm-up: the flows' rates then share the
+links as the model's fair shares do.  Rates are divided by the run's scale
+factor: 200 Mb/s at 1/1000 is 200 Gb/s.
 """
 
 from __future__ import annotations
@@ -42,7 +47,8 @@ from harness.measurement import Flow
 from harness.measurement import FlowGroup
 
 PORTS = (20000, 28999)  # inside the run's namespaces; below the ephemeral range
-STREAMS = 8
+STREAMS_PER_GROUP = 256
+STREAMS = (8, 32)  # per flow, at least and at most
 WARMUP_S = 1.0  # after the last flow started, before rates count (TCP slow start)
 SLACK_S = 1.5  # tests run longer than asked, so late-starting flows still overlap
 INTERVAL_S = 0.1  # the receivers' report interval: the resolution of the common window
@@ -55,6 +61,16 @@ def iperf3_unavailable() -> str | None:
     if shutil.which("iperf3") is None:
         return "flows need iperf3 (apt-get install iperf3)"
     return None
+
+
+def streams(flows: int) -> int:
+    """TCP connections per flow in a group of ``flows`` flows.
+
+    >>> streams(4), streams(8), streams(28), streams(56)
+    (32, 32, 9, 8)
+    """
+    lo, hi = STREAMS
+    return max(lo, min(hi, STREAMS_PER_GROUP // max(1, flows)))
 
 
 def _listening(pid: int, port: int) -> bool:
@@ -167,6 +183,7 @@ class Flows:
             self.dir.mkdir(mode=0o700, exist_ok=True)
         self._runs += 1
         test_s = math.ceil(max(1.0, seconds) + WARMUP_S + SLACK_S)
+        per_flow = streams(len(group.pairs))
         procs: list[subprocess.Popen[bytes]] = []
         try:
             servers = self._servers(group, procs)
@@ -176,7 +193,7 @@ class Flows:
                 out = self.dir / f"{self._runs}.{k}.client.json"
                 argv = [
                     "iperf3", "--client", addr, "--bind", bind, "--port", str(port),
-                    "--time", str(test_s), "--parallel", str(STREAMS),
+                    "--time", str(test_s), "--parallel", str(per_flow),
                     "--interval", str(INTERVAL_S), "--json", "--get-server-output",
                     "--connect-timeout", "3000",
                 ]  # fmt: skip
