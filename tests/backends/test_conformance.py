@@ -85,19 +85,19 @@ UPLINK_ENDS = tuple((UPLINK, end.split(":")[0]) for end in UPLINK.split("--"))
 KILLS = ["su01/leaf-r0", "su01/node01", "su01/node01/nic0", "su01/node01/gpu0"]
 
 
-#: (backend, control plane): every backend with ``routing: sm``, and each emulated one with
-#: every other control plane it runs (``netns`` with ``bgp``: FRR on every switch).
+#: (backend, control plane, whether it measures flows): every backend with ``routing: sm``,
+#: and each emulated one with every other control plane it runs (``netns`` with ``bgp``:
+#: FRR on every switch).
 CASES = [
-    (name, control)
-    for name in BACKENDS
-    for control in sorted(make_backend(name).capabilities.routing)
+    (name, control, "flows" in caps.measurements and name != "model")
+    for name, caps in ((n, make_backend(n).capabilities) for n in BACKENDS)
+    for control in sorted(caps.routing)
     if control == "sm" or name != "model"
 ]
 
 
-def _case(name: str, control: str) -> Any:
+def _case(name: str, control: str, flows: bool) -> Any:
     """A backend that measures flows with real TCP runs its tests alone (tests/conftest.py)."""
-    flows = "flows" in make_backend(name).capabilities.measurements and name != "model"
     return pytest.param(
         (name, control),
         id=name if control == "sm" else f"{name}-{control}",
@@ -105,7 +105,7 @@ def _case(name: str, control: str) -> Any:
     )
 
 
-@pytest.fixture(params=[_case(n, c) for n, c in CASES])
+@pytest.fixture(params=[_case(*c) for c in CASES])
 def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     name, control = request.param
     be = make_backend(name)

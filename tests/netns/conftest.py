@@ -84,12 +84,15 @@ def no_processes_in(inodes: set[int]) -> bool:
     return not processes_in_netns(inodes)
 
 
-def start_runner(script: str, tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
-    """Run ``script`` (Python) in a child; the first line it prints (e.g. its run id)."""
+def start_runner(script: str, tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
+    """Run ``script`` (Python, with ``args``) in a child; the first line it prints (its run id)."""
     path = tmp_path / "runner.py"
     path.write_text(script)
     proc = subprocess.Popen(
-        [sys.executable, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, str(path), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 from collections.abc import Iterator
@@ -39,6 +38,7 @@ from harness.runner import run_scenario
 from harness.scenario.load import load_file
 from tests.netns.conftest import Host
 from tests.netns.conftest import assert_host_like
+from tests.netns.conftest import start_runner
 
 pytestmark = [
     pytest.mark.privileged,
@@ -346,15 +346,9 @@ def test_sigkill_of_the_runner_then_clean_leaves_nothing(
     state_dir: Path, host: Host, tmp_path: Path
 ) -> None:
     files = _listing()
-    script = tmp_path / "runner.py"
-    script.write_text(_RUNNER)
-    proc = subprocess.Popen(
-        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline().split()
-    assert line, proc.stderr.read() if proc.stderr else ""
-    rid, pids = line[0], [int(p) for p in line[1:]]
+    proc, first = start_runner(_RUNNER, tmp_path)
+    rid, *rest = first.split()
+    pids = [int(p) for p in rest]
     assert len(pids) == 6 * 2  # zebra and bgpd on 4 leaves and 2 spines
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=10)

@@ -23,6 +23,7 @@ from harness.ledger import run_ids
 from harness.ledger import run_is_live
 from tests.netns.conftest import Host
 from tests.netns.conftest import assert_host_like
+from tests.netns.conftest import start_runner
 
 
 def test_entries_are_written_before_and_read_back(state_dir: Path) -> None:
@@ -128,18 +129,7 @@ _RUNNER = textwrap.dedent(
 
 
 def _start(mode: str, tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
-    script = tmp_path / "runner.py"
-    script.write_text(_RUNNER)
-    proc = subprocess.Popen(
-        [sys.executable, str(script), mode],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    rid = proc.stdout.readline().strip()
-    assert rid, proc.stderr.read() if proc.stderr else ""
-    return proc, rid
+    return start_runner(_RUNNER, tmp_path, mode)
 
 
 @pytest.mark.privileged
