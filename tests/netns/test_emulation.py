@@ -7,8 +7,10 @@ pair by pair (same-rail and cross-rail), then come back whole after the revert.
 
 from __future__ import annotations
 
+import json
 import secrets
 import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -17,6 +19,7 @@ from harness.analysis import Analysis
 from harness.backends.netns import nsutil
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.faults import FaultEngine
+from harness.backends.netns.netlink import MTU
 from harness.backends.netns.probe import probe
 from harness.backends.netns.probe import trace
 from harness.errors import BackendError
@@ -77,6 +80,40 @@ def test_namespaces_and_routes_exist(emu: Emulation) -> None:
         ["ip", "-n", leaf.name, "-6", "route"], capture_output=True, text=True, check=True
     ).stdout
     assert "fd68:6172:6e65::" in out6
+
+
+def test_every_cable_carries_jumbo_frames(emu: Emulation, small: Fabric) -> None:
+    plan = emu.built
+    mtus: dict[tuple[int, str], int] = {}
+    for i, n in enumerate(plan.namespaces):
+        out = subprocess.run(["ip", "-n", n.name, "-j", "link", "show"],
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+        mtus |= {(i, x["ifname"]): int(x["mtu"]) for x in json.loads(out)}
+    ends = [p for w in plan.wires for p in (w.a, w.b)]
+    assert len(ends) == 2 * len(plan.wires) > 0
+    assert {mtus[p.ns, p.ifname] for p in ends} == {MTU} == {9000}
+    # a 9000-byte frame crosses the fabric unfragmented (DF set): server, leaf, spine, leaf,
+    # server; a hop with a smaller MTU would drop it (or refuse it at the sender)
+    src, dst = (plan.nic_ports[small.index[f"su0{k}/node01/nic0"]][0] for k in (1, 2))
+    size = MTU - 28  # IPv4 and UDP headers
+    recv = subprocess.Popen(
+        ["ip", "netns", "exec", plan.namespaces[dst.ns].name, sys.executable, "-c",
+         "import socket, sys; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+         f"s.bind(({dst.v4!r}, 9000)); s.settimeout(10); print(len(s.recv(65535)))"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    send = (
+        "import socket, time; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+        f"s.setsockopt(socket.IPPROTO_IP, 10, 2); s.bind(({src.v4!r}, 0)); "  # IP_PMTUDISC_DO
+        f"[(s.sendto(b'x' * {size}, ({dst.v4!r}, 9000)), time.sleep(0.2)) for _ in range(20)]"
+    )
+    sender = subprocess.run(
+        ["ip", "netns", "exec", plan.namespaces[src.ns].name, sys.executable, "-c", send],
+        check=False, capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    out, _ = recv.communicate(timeout=15)
+    assert sender.returncode == 0, sender.stderr
+    assert out.strip() == str(size)
 
 
 FAULTS = [  # (fault, whether the model predicts lost pairs)
