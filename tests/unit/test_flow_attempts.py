@@ -1,0 +1,60 @@
+"""A flow group whose flows did not run together is run once more, and only once."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.backends.netns import flows
+from harness.backends.netns.flows import Flows
+from harness.backends.netns.flows import NotTogether
+from harness.errors import BackendError
+from harness.measurement import Flow
+from harness.measurement import FlowGroup
+
+GROUP = FlowGroup("g", (("a", "b"),))
+GOT = (Flow("g", "a", "b", 190.0, 4.0),)
+
+
+def _flows(outcomes: list[BaseException | None], calls: list[int]) -> Flows:
+    """Flows whose attempts end as ``outcomes`` say (an exception, or ``None``: measured)."""
+    fl = Flows.__new__(Flows)  # no emulation: only the attempts are under test
+
+    def once(group: FlowGroup, seconds: float) -> tuple[Flow, ...]:
+        calls.append(1)
+        outcome = outcomes[len(calls) - 1]
+        if outcome is not None:
+            raise outcome
+        return GOT
+
+    fl._run_once = once  # type: ignore[method-assign]
+    return fl
+
+
+def test_a_group_that_did_not_run_together_is_run_again() -> None:
+    calls: list[int] = []
+    fl = _flows([NotTogether("0.00 s in common"), None], calls)
+    assert fl.run(GROUP, 4.0) == GOT
+    assert len(calls) == flows.ATTEMPTS == 2
+
+
+def test_twice_not_together_is_an_error() -> None:
+    calls: list[int] = []
+    fl = _flows([NotTogether("first"), NotTogether("second")], calls)
+    with pytest.raises(NotTogether, match="second"):
+        fl.run(GROUP, 4.0)
+    assert len(calls) == 2
+    assert issubclass(NotTogether, BackendError)  # the environment's fault: exit code 3
+
+
+def test_other_failures_are_not_retried() -> None:
+    calls: list[int] = []
+    fl = _flows([BackendError("iperf3 server on port 20000 did not start"), None], calls)
+    with pytest.raises(BackendError, match="did not start"):
+        fl.run(GROUP, 4.0)
+    assert len(calls) == 1
+
+
+def test_a_measured_group_is_run_once() -> None:
+    calls: list[int] = []
+    assert _flows([None], calls).run(GROUP, 4.0) == GOT
+    assert len(calls) == 1
