@@ -98,7 +98,7 @@ def test_every_cable_carries_jumbo_frames(emu: Emulation, small: Fabric) -> None
     size = MTU - 28  # IPv4 and UDP headers
     recv = subprocess.Popen(
         ["ip", "netns", "exec", plan.namespaces[dst.ns].name, sys.executable, "-c",
-         "import socket, sys; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+         "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
          f"s.bind(({dst.v4!r}, 9000)); s.settimeout(10); print(len(s.recv(65535)))"],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip

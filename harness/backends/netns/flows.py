@@ -17,7 +17,8 @@ line rate over a leaf's 4 uplinks, as adaptive routing fills them; with 8,
 0.81-0.92 (a hash left one uplink short); a tree's 28 flows at 32 each (896
 connections at once) did not all connect in time on 2 cores.  Flows whose
 connections were delayed by the others' traffic start late, so a flow's rate is
-what its receiver got (the server's 0.1 s intervals) within the window *every*
+what its receiver got (the server's intervals: iperf3's default of 1 s, as
+only the clients are given :data:`INTERVAL_S`) within the window *every*
 flow of the group was running, past a warm-up: the flows' rates then share the
 links as the model's fair shares do.  Rates are divided by the run's scale
 factor: 200 Mb/s at 1/1000 is 200 Gb/s.
@@ -51,7 +52,7 @@ STREAMS_PER_GROUP = 256
 STREAMS = (8, 32)  # per flow, at least and at most
 WARMUP_S = 1.0  # after the last flow started, before rates count (TCP slow start)
 SLACK_S = 1.5  # tests run longer than asked, so late-starting flows still overlap
-INTERVAL_S = 0.1  # the receivers' report interval: the resolution of the common window
+INTERVAL_S = 0.1  # the clients' report interval (the servers report at iperf3's 1 s)
 LISTEN_TIMEOUT_S = 10.0
 ATTEMPTS = 2  # a group whose flows did not run together is run once more
 Series = list[tuple[float, float, float]]  # (start, end, bytes) per receiver interval
