@@ -48,7 +48,7 @@ from harness.fabric import PRESETS
 from harness.fabric import preset
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
-from harness.fault_text import resolve_faults
+from harness.faults.text import resolve_faults
 
 ENGINES = ("ftree", "updn", "minhop")
 

@@ -9,8 +9,8 @@ For each input it times (median of ``--repeat`` runs, one process):
 
 * ``import``: ``load_dump`` of the file (ibnetdiscover parse, Aggregation Nodes
   out, servers grouped by description and wiring, the fabric built);
-* ``audit (no design)``: :func:`harness.importers.regular.audit_regular`;
-* ``audit (design)``: :func:`harness.importers.audit.diff_fabrics` of the
+* ``audit (no design)``: :func:`harness.planning.audit.regular.audit_regular`;
+* ``audit (design)``: :func:`harness.planning.audit.diff.diff_fabrics` of the
   fabric against itself -- the peer: what the audit with ``--design`` costs on
   the same fabric;
 * ``slurm``: :func:`harness.importers.slurm.to_slurm_topology`.
@@ -35,9 +35,9 @@ from benchutil import table
 from harness.fabric import Fabric
 from harness.fabric import preset
 from harness.importers import load_dump
-from harness.importers.audit import diff_fabrics
-from harness.importers.regular import audit_regular
 from harness.importers.slurm import to_slurm_topology
+from harness.planning.audit.diff import diff_fabrics
+from harness.planning.audit.regular import audit_regular
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 INPUTS: list[tuple[str, str]] = [

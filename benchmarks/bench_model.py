@@ -15,7 +15,7 @@ Measurements:
 * ``build:PRESET``: ``harness.fabric.preset(PRESET)`` for every preset.
 * ``check:FABRIC:cold|warm``: a **full check** of a damaged fabric: per-SU
   jobs, faults "drain all spines but one" and "kill one leaf", then every
-  observation of ``harness.checks.OBSERVATIONS`` (both with and without PXN
+  observation of ``harness.observations.checks.OBSERVATIONS`` (both with and without PXN
   where it takes ``pxn``; ``path_class``/``hops`` for one GPU pair across the
   fabric; checkpoints with a ``CheckpointSpec``).  A full check includes the
   healthy reference: ``warm`` precomputes it once as the runner does
@@ -50,24 +50,24 @@ from benchutil import secs
 from benchutil import table
 from benchutil import verdict
 
-from harness.analysis import Analysis
-from harness.checks import OBSERVATIONS
-from harness.checks import CheckpointSpec
-from harness.checks import Context
-from harness.checks import ObservationDef
-from harness.checks import observe
 from harness.errors import ScenarioError
+from harness.fabric.jobs import Job
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
 from harness.fabric.presets import PRESETS
 from harness.fabric.presets import preset
-from harness.faults import Fault
-from harness.faults import FaultState
-from harness.jobs import Job
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.observation import Observation
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
+from harness.observations.checks import OBSERVATIONS
+from harness.observations.checks import CheckpointSpec
+from harness.observations.checks import Context
+from harness.observations.checks import ObservationDef
+from harness.observations.checks import observe
 
 ROOT = Path(__file__).resolve().parent.parent
 GIB = 1024**3
@@ -240,7 +240,7 @@ def _short(v: Any) -> str:
 
 def _run_scenarios(trace: bool) -> dict[str, Any]:
     try:
-        from harness.runner import run_scenario
+        from harness.run.scenario import run_scenario
         from harness.scenario.load import discover
         from harness.scenario.load import load_file
     except ImportError as err:

@@ -46,7 +46,7 @@ from harness.backends.netns.probe import sample_pairs
 from harness.fabric import preset
 from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric
-from harness.faults import Fault
+from harness.faults.fault import Fault
 
 PEER = Path(__file__).with_name("mininet_peer.py")
 STEADY_S = 30.0  # BFD: how long a converged fabric is watched for session flaps
@@ -186,11 +186,11 @@ def bgp_rows(f: Fabric, rows: list[tuple[str, str]], label: str, bfds: tuple[str
 
 def job(rows: list[tuple[str, str]]) -> None:
     """The real gloo job on the netns scenarios' fabric: start-up, rate, time to fail."""
+    from harness.backends.measurement import MeasurePlan
     from harness.backends.netns.backend import NetnsBackend
     from harness.backends.netns.job_worker import COMPUTE_S
-    from harness.jobs import JobSpec
-    from harness.jobs import resolve_jobs
-    from harness.measurement import MeasurePlan
+    from harness.fabric.jobs import JobSpec
+    from harness.fabric.jobs import resolve_jobs
 
     f = two_tier(sus=2, nodes_per_su=4, spines=4, leaf_radix=8, name="bench-job")
     jobs = resolve_jobs([JobSpec(name="train", nodes=("*",), timeout=5.0)], f)

@@ -16,14 +16,14 @@ with like on a noisy machine):
      per case, copy the graph, remove the element (a switch or NIC node, or a
      cable edge by its key), recompute the connected components from scratch
      and judge every job and every server pair from scratch;
-   * ``harness.sweep.sweep(...)`` (cold: its one linear pass included);
+   * ``harness.planning.sweep.sweep(...)`` (cold: its one linear pass included);
 
    and checks that both give the same counts (disconnecting cases, job-losing
    cases) and the same answer case by case; exit status 1 when they differ.
 2. clos-100k, per-SU jobs, the same categories (417,600 cases): wall time and
    peak memory of ``sweep``; the naive method on a few seeded random cases,
    extrapolated (it would take weeks), and compared case by case too.
-3. ``harness.risk.assess`` on seed-a800: change ``drain spine-05,spine-06``
+3. ``harness.planning.risk.assess`` on seed-a800: change ``drain spine-05,spine-06``
    with the full N+1 margin (switches, cables, optics and NICs, after and
    before the change); then the same with a fault already present
    (``kill su02/leaf-r1``), where every case is judged against that state.
@@ -73,15 +73,15 @@ from benchutil import table
 from benchutil import verdict
 
 from harness.fabric import preset
+from harness.fabric.jobs import Job
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
-from harness.jobs import Job
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.sweep import CaseEvaluator
-from harness.sweep import CaseResult
-from harness.sweep import Failure
-from harness.sweep import SweepResult
-from harness.sweep import sweep
+from harness.planning.sweep import CaseEvaluator
+from harness.planning.sweep import CaseResult
+from harness.planning.sweep import Failure
+from harness.planning.sweep import SweepResult
+from harness.planning.sweep import sweep
 
 SWITCH_KINDS = frozenset({"leaf", "spine", "core"})
 COMPUTE_KINDS = SWITCH_KINDS | {"nic"}
@@ -280,8 +280,8 @@ def _rail_broken(
 
 # -- the fast sweep and the comparison ---------------------------------------------------
 def run_fast(fabric: Fabric, categories: Sequence[str] = CATEGORIES) -> SweepResult:
-    """``harness.sweep.sweep`` with per-SU jobs, cold (its one-pass cache emptied first)."""
-    from harness.sweep import run as sweep_run
+    """``harness.planning.sweep.sweep`` with per-SU jobs, cold (its one-pass cache emptied)."""
+    from harness.planning.sweep import run as sweep_run
 
     cache = getattr(sweep_run, "_evaluator", None)
     if cache is not None and hasattr(cache, "cache_clear"):
@@ -555,9 +555,9 @@ def bench_big(args: argparse.Namespace, lines: list[Line]) -> bool:
 
 
 def bench_risk(args: argparse.Namespace, lines: list[Line]) -> None:
-    from harness.risk import assess
-    from harness.risk import parse_budget
-    from harness.risk import parse_change
+    from harness.planning.risk import assess
+    from harness.planning.risk import parse_budget
+    from harness.planning.risk import parse_change
 
     print("== harness risk: seed-a800, change 'drain spine-05,spine-06', full N+1 margin ==")
     fabric = preset("seed-a800")
@@ -643,10 +643,10 @@ def same_answer(a: CaseResult, b: CaseResult) -> bool:
 
 
 def bench_processes(args: argparse.Namespace, lines: list[Line]) -> bool:
-    from harness.faults import Fault
-    from harness.faults import FaultState
-    from harness.risk import DEFAULT_MARGIN_CATEGORIES
-    from harness.sweep.cases import single_failures
+    from harness.faults.fault import Fault
+    from harness.faults.fault import FaultState
+    from harness.planning.risk import DEFAULT_MARGIN_CATEGORIES
+    from harness.planning.sweep.cases import single_failures
 
     print("== whole harness processes (wall and CPU of the child), and the full analysis "
           "per case as the peer ==")  # fmt: skip

@@ -4,29 +4,23 @@ The public API, re-exported from the modules that hold it::
 
     from harness import preset, Fault, FaultState, Observation, Analysis
 
-Layers: :mod:`harness.fabric` (immutable description) -> :mod:`harness.faults`
-(what breaks) -> backends (:mod:`harness.backends`, realize and observe) ->
-:mod:`harness.analysis` / :mod:`harness.checks` (pure invariants) ->
-:mod:`harness.runner` (scenarios), :mod:`harness.sweep`, :mod:`harness.risk`;
-the CLI (:mod:`harness.cli`) and the pytest plugin are thin shells over them.
+The pipeline, one package a stage, imports pointing down (docs/architecture.md):
+:mod:`harness.inputs` -> :mod:`harness.fabric` -> :mod:`harness.faults` ->
+:mod:`harness.invariants` -> :mod:`harness.backends` (realize, measure) ->
+:mod:`harness.observations` (predict, plan, judge) -> :mod:`harness.scenario` ->
+:mod:`harness.run` -> :mod:`harness.planning` -> :mod:`harness.reporting` ->
+:mod:`harness.cli`; the CLI and the pytest plugin are thin shells over them.
 """
 
 from __future__ import annotations
 
-from harness.analysis import Analysis
-from harness.analysis import JobVerdict
 from harness.backends import Backend
 from harness.backends import ModelBackend
-from harness.checks import OBSERVATIONS
-from harness.checks import CheckpointSpec
-from harness.checks import Context
-from harness.checks import observe
 from harness.errors import BackendError
 from harness.errors import FabricDesignError
 from harness.errors import HarnessError
 from harness.errors import InvariantViolation
 from harness.errors import ScenarioError
-from harness.expect import Expect
 from harness.fabric import PRESETS
 from harness.fabric import Fabric
 from harness.fabric import FabricBuilder
@@ -36,17 +30,24 @@ from harness.fabric import dual_tor
 from harness.fabric import preset
 from harness.fabric import three_tier
 from harness.fabric import two_tier
-from harness.faults import Fault
-from harness.faults import FaultKind
-from harness.faults import FaultState
-from harness.jobs import Job
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.observation import Observation
-from harness.runner import ScenarioResult
-from harness.runner import run_scenario
-from harness.selectors import Domain
-from harness.selectors import select
+from harness.fabric.jobs import Job
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultKind
+from harness.faults.fault import FaultState
+from harness.faults.selectors import Domain
+from harness.faults.selectors import select
+from harness.invariants.analysis import Analysis
+from harness.invariants.analysis import JobVerdict
+from harness.invariants.state import Observation
+from harness.observations.checks import OBSERVATIONS
+from harness.observations.checks import CheckpointSpec
+from harness.observations.checks import Context
+from harness.observations.checks import observe
+from harness.observations.expect import Expect
+from harness.run.scenario import ScenarioResult
+from harness.run.scenario import run_scenario
 
 __version__ = "0.1.0"
 

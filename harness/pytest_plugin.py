@@ -29,7 +29,7 @@ What an item is
 Options (group ``harness``)
     ``--backend NAME``: where to run (default ``model``).  A scenario whose
     ``backends:`` list excludes it is skipped, with the reason.
-    ``--save-reproducer DIR``: where property tests (:mod:`harness.stateful`)
+    ``--save-reproducer DIR``: where property tests (:mod:`harness.search.stateful`)
     write the scenario file that reproduces a failure.
 
 A failed expectation is reported as plain text (the steps' story, then
@@ -57,11 +57,11 @@ from harness.errors import BackendError
 from harness.errors import ScenarioError
 from harness.reporting.text import explain
 from harness.reporting.text import failure_message
-from harness.reproducer import ENV_SAVE
-from harness.runner import ScenarioResult
-from harness.runner import run_scenario
+from harness.run.scenario import ScenarioResult
+from harness.run.scenario import run_scenario
 from harness.scenario.load import load_file
 from harness.scenario.model import Scenario
+from harness.search.reproducer import ENV_SAVE
 
 if TYPE_CHECKING:
     # Types only: pytest does not export the return type of ``repr_failure``.
@@ -114,7 +114,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         default=None,
         help="write the scenario file that reproduces a property-test failure "
-        "(harness.stateful) to DIR; the same as HARNESS_SAVE_REPRODUCER=DIR",
+        "(harness.search.stateful) to DIR; the same as HARNESS_SAVE_REPRODUCER=DIR",
     )
 
 

@@ -33,7 +33,7 @@ from harness.backends.protocol import Backend
 from harness.backends.protocol import BackendName
 from harness.backends.protocol import Capabilities
 from harness.errors import ScenarioError
-from harness.suggest import did_you_mean
+from harness.inputs.suggest import did_you_mean
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,8 @@
 """The model backend: the fabric as a pure in-memory graph (no side effects).
 
 It is the reference implementation of :class:`~harness.backends.protocol.Backend`:
-it keeps a :class:`~harness.faults.FaultState` and answers ``measure`` from the
-model (:func:`~harness.model_measure.predict_measurements`), so the whole
+it keeps a :class:`~harness.faults.fault.FaultState` and answers ``measure`` from the
+model (:func:`~harness.backends.model_measure.predict_measurements`), so the whole
 predict-versus-measure path runs, and is tested, without root.  It is always
 available.
 """
@@ -11,24 +11,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.analysis import Analysis
+from harness.backends.measurement import Measurements
+from harness.backends.measurement import MeasurePlan
+from harness.backends.model_measure import predict_measurements
 from harness.backends.protocol import Capabilities
 from harness.backends.signals import Closes
 from harness.errors import BackendError
+from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
-from harness.faults import AppliedFault
-from harness.faults import FaultState
-from harness.jobs import Job
-from harness.measurement import Measurements
-from harness.measurement import MeasurePlan
-from harness.model_measure import predict_measurements
-from harness.observation import Observation
-from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
-from harness.routing_spec import Routing
-from harness.timeline import Timeline
-from harness.timeline import after_change
-from harness.timeline import cut_off
-from harness.timeline import traffic_of
+from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
+from harness.fabric.routing import Routing
+from harness.faults.fault import AppliedFault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
+from harness.invariants.timeline import Timeline
+from harness.invariants.timeline import after_change
+from harness.invariants.timeline import cut_off
+from harness.invariants.timeline import traffic_of
 
 
 def unavailable() -> str | None:

@@ -7,9 +7,9 @@ runner only ever talks to this protocol, so adding a backend changes no
 scenario and no observation.
 
 A backend **measures, it never predicts or judges**.  The runner computes the
-prediction from the fault state itself (pure, :mod:`harness.analysis`), asks
+prediction from the fault state itself (pure, :mod:`harness.invariants.analysis`), asks
 the backend to measure what the scenario's expectations need
-(:class:`~harness.measurement.MeasurePlan`), and compares: a disagreement is a
+(:class:`~harness.backends.measurement.MeasurePlan`), and compares: a disagreement is a
 *mismatch*, a finding of its own (see ``docs/backends.md``).
 
 Life cycle (a transaction, as pyroute2's ``Transaction``)::
@@ -48,18 +48,18 @@ from typing import Literal
 from typing import Protocol
 from typing import runtime_checkable
 
+from harness.backends.measurement import MEASUREMENT_KINDS
+from harness.backends.measurement import Measurements
+from harness.backends.measurement import MeasurePlan
+from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
-from harness.faults import AppliedFault
-from harness.faults import FaultKind
-from harness.jobs import Job
-from harness.measurement import MEASUREMENT_KINDS
-from harness.measurement import Measurements
-from harness.measurement import MeasurePlan
-from harness.routing_spec import CONTROLS
-from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
-from harness.routing_spec import Routing
+from harness.fabric.routing import CONTROLS
+from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
+from harness.fabric.routing import Routing
+from harness.faults.fault import AppliedFault
+from harness.faults.fault import FaultKind
 
 BackendName = Literal["model", "netns", "ibsim", "docker"]
 
@@ -72,12 +72,12 @@ class Capabilities:
     kinds it realizes (``Kind.label``: ``leaf``, ``nic``...), so a ``kill`` or
     ``drain`` of anything else is unsupported; ``links``: link kinds it
     realizes (``LinkKind.label``), likewise for ``cut``/``optic``/``degrade``.
-    ``measurements``: kinds from :data:`~harness.measurement.MEASUREMENT_KINDS`.
+    ``measurements``: kinds from :data:`~harness.backends.measurement.MEASUREMENT_KINDS`.
     ``routing``: the control planes it runs (``routing: {control: ...}``, see
-    :mod:`harness.routing_spec`); a scenario asking for another one is skipped.
+    :mod:`harness.fabric.routing`); a scenario asking for another one is skipped.
 
     >>> from harness.fabric import preset
-    >>> from harness.faults import Fault
+    >>> from harness.faults.fault import Fault
     >>> f = preset("seed-a800")
     >>> caps = Capabilities(frozenset({"kill"}), frozenset({"spine"}), frozenset(), frozenset())
     >>> caps.unsupported(Fault.parse({"kill": "spine-01"}).resolve(f), f) is None

@@ -49,10 +49,11 @@ from harness.fabric.model import NodeSpec
 from harness.fabric.nodes import NODE_TEMPLATES
 from harness.fabric.nodes import NodeTemplate
 from harness.fabric.presets import PRESETS
+from harness.fabric.routing import RoutingOverride
+from harness.inputs.suggest import closest
 from harness.inputs.values import number_problem
 from harness.inputs.yaml import KeyPath
 from harness.inputs.yaml import read_yaml_file
-from harness.routing_spec import RoutingOverride
 from harness.scenario.load import Checker
 from harness.scenario.load import describe_type
 from harness.scenario.load import did_you_mean
@@ -61,7 +62,6 @@ from harness.scenario.load import generator_params
 from harness.scenario.load import matches_type
 from harness.scenario.load import param_problem
 from harness.scenario.load import slug
-from harness.suggest import closest
 
 GENERATOR_FORM_KEYS = ("name", "description", "routing", "generator", "preset", "params")
 EXPLICIT_FORM_KEYS = ("name", "description", "routing", "tiers", "nodes", "switches", "links")

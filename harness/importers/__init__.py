@@ -14,7 +14,7 @@ slurm               --                                          :func:`to_slurm_
 ==================  ==========================================  =======================
 
 :func:`load_dump` reads any of them, sniffing the format when it is not given.
-:func:`~harness.importers.audit.diff_fabrics` compares an imported fabric with
+:func:`~harness.planning.audit.diff.diff_fabrics` compares an imported fabric with
 its design.  Inference rules: ``docs/importers.md``.
 """
 
@@ -32,8 +32,6 @@ from harness.fabric.model import Fabric
 from harness.importers._common import InferenceRules
 from harness.importers._common import notes_of
 from harness.importers._common import read_text
-from harness.importers.audit import AuditReport
-from harness.importers.audit import diff_fabrics
 from harness.importers.containerlab import load_containerlab
 from harness.importers.containerlab import to_containerlab
 from harness.importers.graphml import to_graphml
@@ -50,6 +48,8 @@ from harness.importers.nvsmi import load_nvidia_smi_topo
 from harness.importers.simai import load_simai
 from harness.importers.simai import simai_ids
 from harness.importers.slurm import to_slurm_topology
+from harness.planning.audit.diff import AuditReport
+from harness.planning.audit.diff import diff_fabrics
 
 DumpFormat = Literal["ibnetdiscover", "simai", "containerlab", "nvidia-smi", "nccl-topo", "netq"]
 FORMATS: tuple[str, ...] = get_args(DumpFormat)

@@ -1,6 +1,6 @@
 """The invariants of a fabric under faults, one pure module per concern.
 
-:class:`harness.analysis.Analysis` is the cached facade over them; the sweep
+:class:`harness.invariants.analysis.Analysis` is the cached facade over them; the sweep
 engine calls the functions directly.
 
 * :mod:`~harness.invariants.topology`: masks, switch components, access ports;

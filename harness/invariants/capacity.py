@@ -24,9 +24,9 @@ from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
 from harness.invariants.servers import ServerView
 from harness.invariants.servers import internal_adjacency
+from harness.invariants.state import Observation
 from harness.invariants.topology import IntArray
 from harness.invariants.topology import live_switch_links
-from harness.observation import Observation
 
 FloatArray = npt.NDArray[np.float64]
 

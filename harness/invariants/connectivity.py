@@ -20,8 +20,8 @@ from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.invariants.servers import ServerView
 from harness.invariants.servers import groups
+from harness.invariants.state import Observation
 from harness.invariants.topology import ranges
-from harness.observation import Observation
 
 Reach = dict[int, frozenset[int]]
 

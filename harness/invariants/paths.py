@@ -26,10 +26,10 @@ from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.invariants.reach import PathRule
 from harness.invariants.servers import ServerView
+from harness.invariants.state import Observation
 from harness.invariants.topology import kind_mask
 from harness.invariants.topology import live_switch_links
 from harness.invariants.topology import nic_leaves
-from harness.observation import Observation
 
 Route = tuple[int, ...]
 
@@ -113,7 +113,7 @@ def lookup_gpu(fabric: Fabric, gid: str) -> int:
     f = fabric
     i = f.index.get(gid)
     if i is None or f.kind[i] != int(Kind.GPU):
-        from harness.suggest import closest
+        from harness.inputs.suggest import closest
 
         near = closest(gid, [f.ids[g] for g in f.gpus.tolist()], n=1)
         hint = f"; did you mean {near[0]!r}?" if near else ""

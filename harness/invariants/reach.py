@@ -44,10 +44,10 @@ from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
 from harness.invariants.servers import groups
+from harness.invariants.state import Observation
 from harness.invariants.topology import IntArray
 from harness.invariants.topology import kind_mask
 from harness.invariants.topology import switch_components
-from harness.observation import Observation
 
 PathRule = Literal["up-down", "shortest"]
 PATH_RULES: tuple[PathRule, ...] = ("up-down", "shortest")

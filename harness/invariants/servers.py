@@ -28,7 +28,7 @@ from networkx.utils import UnionFind
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
-from harness.observation import Observation
+from harness.invariants.state import Observation
 
 INTERNAL_LINKS = frozenset({int(LinkKind.NVLINK), int(LinkKind.PCIE), int(LinkKind.CPU_LINK)})
 GroupBy = Literal["nvlink", "intra"]
@@ -141,7 +141,7 @@ def server_groups(fabric: Fabric, obs: Observation, server: int, by: GroupBy) ->
 
 class ServerView(Protocol):
     """The per-server and per-NIC look-ups the invariants share (cached by whoever holds them;
-    :class:`~harness.analysis.Analysis` is one)."""
+    :class:`~harness.invariants.analysis.Analysis` is one)."""
 
     @property
     def damaged_servers(self) -> frozenset[int]: ...

@@ -34,13 +34,13 @@ from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
 
+from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
 from harness.invariants.servers import ServerView
 from harness.invariants.servers import internal_adjacency
-from harness.jobs import Job
-from harness.observation import Observation
+from harness.invariants.state import Observation
 
 
 def _member_shares(

@@ -33,7 +33,7 @@ from harness.fabric.model import COMPUTE_SWITCH_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
-from harness.observation import Observation
+from harness.invariants.state import Observation
 
 IntArray = npt.NDArray[np.int32]
 NONE = -1

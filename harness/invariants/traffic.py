@@ -55,7 +55,7 @@ channels, so the slowest one paces it).  A job's bandwidth is the worst of
 its collectives.
 
 >>> from harness.fabric import preset
->>> from harness.jobs import Job
+>>> from harness.fabric.jobs import Job
 >>> import numpy as np
 >>> f = preset("seed-a800")
 >>> su = lambda s: [f.index[f"su{s:02d}/node{n:02d}"] for n in range(1, 21)]
@@ -83,10 +83,10 @@ from scipy.sparse import coo_matrix
 from scipy.sparse import csr_array
 from scipy.sparse.csgraph import maximum_flow
 
+from harness.fabric.jobs import Collective
+from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.fabric.model import LinkKind
-from harness.jobs import Collective
-from harness.jobs import Job
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
@@ -22,9 +23,8 @@ from harness.invariants.reach import PathRule
 from harness.invariants.reach import Signature
 from harness.invariants.servers import ServerView
 from harness.invariants.servers import internal_adjacency
+from harness.invariants.state import Observation
 from harness.invariants.topology import nic_leaves
-from harness.jobs import Job
-from harness.observation import Observation
 
 NicPorts = Mapping[int, Mapping[int, Signature]]  # NIC -> {port: what it reaches}
 MAX_NICS_NAMED = 8

@@ -10,10 +10,10 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.invariants.bandwidth import describe as describe_traffic
-from harness.risk import RiskReport
-from harness.risk import StateSummary
-from harness.sweep.report import category_lines
-from harness.sweep.run import SweepResult
+from harness.planning.risk import RiskReport
+from harness.planning.risk import StateSummary
+from harness.planning.sweep.run import SweepResult
+from harness.reporting.sweep_files import category_lines
 from harness.words import plural
 
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.runner import ExpectResult
-from harness.runner import ScenarioResult
-from harness.runner import StepResult
+from harness.run.scenario import ExpectResult
+from harness.run.scenario import ScenarioResult
+from harness.run.scenario import StepResult
 from harness.words import plural
 
 MAX_INVOLVED = 10
@@ -24,7 +24,8 @@ INDENT = "    "
 
 
 def format_value(value: Any) -> str:
-    """An observed value the way :meth:`harness.expect.Expect.describe` writes expectations."""
+    """An observed value the way :meth:`~harness.observations.expect.Expect.describe` writes
+    expectations."""
     if isinstance(value, str):
         return repr(value)
     if isinstance(value, float):

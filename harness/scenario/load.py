@@ -45,29 +45,33 @@ from typing import NoReturn
 from typing import TypedDict
 
 from harness.backends import BACKENDS
-from harness.checks import OBSERVATIONS
-from harness.checks import CheckpointSpec
-from harness.checks import ObservationDef
-from harness.checks import check_args
-from harness.durations import parse_duration
 from harness.errors import Problem
 from harness.errors import ScenarioError
-from harness.expect import Expect
 from harness.fabric.generators import GENERATORS
+from harness.fabric.jobs import JobSpec
 from harness.fabric.model import Fabric
 from harness.fabric.presets import PRESETS
-from harness.faults import FAULT_KINDS
-from harness.faults import FLAKY_KEYS
-from harness.faults import Fault
+from harness.fabric.routing import RoutingOverride
+from harness.fabric.routing import parse_override
+from harness.faults.fault import FAULT_KINDS
+from harness.faults.fault import FLAKY_KEYS
+from harness.faults.fault import Fault
+from harness.faults.selectors import KIND_NAMES
+from harness.faults.selectors import SELECTOR_KEYS
+from harness.faults.selectors import parse_selector
+from harness.inputs.durations import parse_duration
 from harness.inputs.files import display_path
+from harness.inputs.suggest import closest
 from harness.inputs.yaml import KeyPath
 from harness.inputs.yaml import YamlDoc
 from harness.inputs.yaml import key_text
 from harness.inputs.yaml import read_yaml
 from harness.inputs.yaml import read_yaml_file
-from harness.jobs import JobSpec
-from harness.routing_spec import RoutingOverride
-from harness.routing_spec import parse_override
+from harness.observations.checks import OBSERVATIONS
+from harness.observations.checks import CheckpointSpec
+from harness.observations.checks import ObservationDef
+from harness.observations.checks import check_args
+from harness.observations.expect import Expect
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import FabricRef
@@ -78,10 +82,6 @@ from harness.scenario.model import RestoreStep
 from harness.scenario.model import Scenario
 from harness.scenario.model import Step
 from harness.scenario.model import WaitStep
-from harness.selectors import KIND_NAMES
-from harness.selectors import SELECTOR_KEYS
-from harness.selectors import parse_selector
-from harness.suggest import closest
 
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]*")
 YAML_SUFFIXES = (".yaml", ".yml")

@@ -1,7 +1,7 @@
 """Scenarios as frozen dataclasses (core layer, pure).
 
 The loader (:mod:`harness.scenario.load`) turns YAML into these; the runner
-(:mod:`harness.runner`) executes them on a backend.  Every piece keeps the
+(:mod:`harness.run.scenario`) executes them on a backend.  Every piece keeps the
 :class:`Location` it came from, so results and errors can name file:line.
 """
 
@@ -12,11 +12,11 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from harness.checks import CheckpointSpec
-from harness.expect import Expect
-from harness.faults import Fault
-from harness.jobs import JobSpec
-from harness.routing_spec import RoutingOverride
+from harness.fabric.jobs import JobSpec
+from harness.fabric.routing import RoutingOverride
+from harness.faults.fault import Fault
+from harness.observations.checks import CheckpointSpec
+from harness.observations.expect import Expect
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,15 +35,16 @@ from typing import Any
 from harness.errors import FabricDesignError
 from harness.errors import Problem
 from harness.errors import ScenarioError
+from harness.fabric.jobs import Job
+from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
-from harness.faults import AppliedFault
-from harness.jobs import Job
-from harness.jobs import resolve_jobs
-from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
-from harness.routing_spec import Routing
-from harness.routing_spec import resolve
-from harness.scenario.fabric_ref import build_fabric
+from harness.fabric.resolve import build_fabric
+from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
+from harness.fabric.routing import Routing
+from harness.fabric.routing import resolve
+from harness.faults.fault import AppliedFault
+from harness.inputs.suggest import did_you_mean
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import InjectStep
 from harness.scenario.model import Location
@@ -51,7 +52,6 @@ from harness.scenario.model import RestartStep
 from harness.scenario.model import RestoreStep
 from harness.scenario.model import Scenario
 from harness.scenario.model import Step
-from harness.suggest import did_you_mean
 
 
 @dataclass(frozen=True, slots=True)

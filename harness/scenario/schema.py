@@ -1,7 +1,7 @@
 """JSON Schemas (draft 2020-12) of scenario and fabric files, for editors (scenario layer).
 
-Built from the same tables the loaders use: fault kinds (:data:`harness.faults.FAULT_KINDS`),
-selector keys, observations and their arguments (:data:`harness.checks.OBSERVATIONS`),
+Built from the same tables the loaders use: fault kinds (:data:`harness.faults.fault.FAULT_KINDS`),
+selector keys, observations and their arguments (:data:`harness.observations.checks.OBSERVATIONS`),
 presets, generators and their parameters, backends and node templates.  The
 committed copies in ``harness/schema/`` are regenerated with::
 
@@ -24,36 +24,36 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.backends import BACKENDS
-from harness.checks import OBSERVATIONS
-from harness.checks import ObservationDef
-from harness.durations import DURATION_PATTERN
 from harness.fabric.fabric_file import LINK_KINDS
 from harness.fabric.fabric_file import NODE_OVERRIDE_FIELDS
 from harness.fabric.fabric_file import SWITCH_KINDS
 from harness.fabric.generators import GENERATORS
+from harness.fabric.jobs import COLLECTIVES
+from harness.fabric.jobs import DEFAULT_COLLECTIVES
+from harness.fabric.jobs import DEFAULT_TIMEOUT_S
+from harness.fabric.jobs import FAILOVERS
+from harness.fabric.jobs import RANK_ORDERS
 from harness.fabric.model import Fabric
 from harness.fabric.nodes import NODE_TEMPLATES
 from harness.fabric.presets import PRESETS
-from harness.faults import FAULT_KINDS
-from harness.jobs import COLLECTIVES
-from harness.jobs import DEFAULT_COLLECTIVES
-from harness.jobs import DEFAULT_TIMEOUT_S
-from harness.jobs import FAILOVERS
-from harness.jobs import RANK_ORDERS
-from harness.routing_spec import BFD_WORDS
-from harness.routing_spec import CHOICES
-from harness.routing_spec import DOCS as ROUTING_DOCS
-from harness.routing_spec import DURATIONS as ROUTING_DURATIONS
-from harness.routing_spec import ENGINE_PATHS
-from harness.routing_spec import SHORTHAND
+from harness.fabric.routing import BFD_WORDS
+from harness.fabric.routing import CHOICES
+from harness.fabric.routing import DOCS as ROUTING_DOCS
+from harness.fabric.routing import DURATIONS as ROUTING_DURATIONS
+from harness.fabric.routing import ENGINE_PATHS
+from harness.fabric.routing import SHORTHAND
+from harness.faults.fault import FAULT_KINDS
+from harness.faults.selectors import ELEMENT_TIERS
+from harness.faults.selectors import KIND_NAMES
+from harness.faults.selectors import LINK_TIERS
+from harness.faults.selectors import STRUCT_KEYS
+from harness.inputs.durations import DURATION_PATTERN
+from harness.observations.checks import OBSERVATIONS
+from harness.observations.checks import ObservationDef
 from harness.scenario.load import NAME_RE
 from harness.scenario.load import RESTORE_WORDS
 from harness.scenario.load import generator_function
 from harness.scenario.load import generator_params
-from harness.selectors import ELEMENT_TIERS
-from harness.selectors import KIND_NAMES
-from harness.selectors import LINK_TIERS
-from harness.selectors import STRUCT_KEYS
 
 Schema = dict[str, Any]
 
@@ -416,7 +416,7 @@ def _job_schema() -> Schema:
 
 
 def routing_schema() -> Schema:
-    """``routing:``: a control plane, or a mapping of settings (:mod:`harness.routing_spec`)."""
+    """``routing:``: a control plane, or a mapping of settings (:mod:`harness.fabric.routing`)."""
     return {
         "description": "A control plane (shorthand for {control: ...}) or a mapping of settings.",
         "anyOf": [

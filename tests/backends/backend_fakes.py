@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from harness.backends.measurement import Measurements
+from harness.backends.measurement import MeasurePlan
 from harness.backends.model import ModelBackend
+from harness.backends.model_measure import cable_kinds
 from harness.backends.protocol import Capabilities
 from harness.fabric.model import Kind
-from harness.faults import AppliedFault
-from harness.measurement import Measurements
-from harness.measurement import MeasurePlan
-from harness.model_measure import cable_kinds
+from harness.faults.fault import AppliedFault
 
 
 class LyingBackend(ModelBackend):

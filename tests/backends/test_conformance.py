@@ -19,36 +19,36 @@ from typing import Any
 
 import pytest
 
-from harness.analysis import Analysis
 from harness.backends import available_backends
 from harness.backends import make_backend
+from harness.backends.measurement import MEASUREMENT_KINDS
+from harness.backends.measurement import Measurements
+from harness.backends.measurement import MeasurePlan
+from harness.backends.model_measure import predict_measurements
 from harness.backends.protocol import Backend
 from harness.backends.protocol import Capabilities
-from harness.compare import disagreements
 from harness.errors import BackendError
-from harness.expect import Expect
 from harness.fabric.generators import two_tier
+from harness.fabric.jobs import Job
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
-from harness.faults import FAULT_KINDS
-from harness.faults import AppliedFault
-from harness.faults import Fault
-from harness.faults import FaultState
-from harness.jobs import Job
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.measurement import MEASUREMENT_KINDS
-from harness.measurement import Measurements
-from harness.measurement import MeasurePlan
-from harness.model_measure import predict_measurements
-from harness.observation import Observation
-from harness.plans import MeasureOptions
-from harness.plans import island_plan
-from harness.plans import uplink_flow_group
-from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
-from harness.routing_spec import Routing
-from harness.runner import run_scenario
+from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
+from harness.fabric.routing import Routing
+from harness.faults.fault import FAULT_KINDS
+from harness.faults.fault import AppliedFault
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
+from harness.observations.compare import disagreements
+from harness.observations.expect import Expect
+from harness.observations.plans import MeasureOptions
+from harness.observations.plans import island_plan
+from harness.observations.plans import uplink_flow_group
+from harness.run.scenario import run_scenario
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import FabricRef

@@ -6,33 +6,33 @@ import dataclasses
 
 import pytest
 
-from harness.analysis import Analysis
-from harness.compare import agree
-from harness.compare import disagreements
+from harness.backends.measurement import FlowGroup
+from harness.backends.measurement import JobRun
+from harness.backends.measurement import LinkState
+from harness.backends.measurement import Measurements
+from harness.backends.measurement import MeasurePlan
+from harness.backends.measurement import Probe
+from harness.backends.measurement import TracedPath
+from harness.backends.measurement import sample_pairs
+from harness.backends.model_measure import predict_flows
+from harness.backends.model_measure import predict_measurements
 from harness.fabric.generators import three_tier
 from harness.fabric.generators import two_tier
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
-from harness.faults import Fault
-from harness.faults import FaultState
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.measurement import FlowGroup
-from harness.measurement import JobRun
-from harness.measurement import LinkState
-from harness.measurement import Measurements
-from harness.measurement import MeasurePlan
-from harness.measurement import Probe
-from harness.measurement import TracedPath
-from harness.measurement import sample_pairs
-from harness.model_measure import predict_flows
-from harness.model_measure import predict_measurements
-from harness.observation import Observation
-from harness.plans import MeasureOptions
-from harness.plans import connectivity_plan
-from harness.plans import island_plan
-from harness.plans import predicted_islands
-from harness.plans import uplink_flow_group
-from harness.plans import witness_pairs
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
+from harness.observations.compare import agree
+from harness.observations.compare import disagreements
+from harness.observations.plans import MeasureOptions
+from harness.observations.plans import connectivity_plan
+from harness.observations.plans import island_plan
+from harness.observations.plans import predicted_islands
+from harness.observations.plans import uplink_flow_group
+from harness.observations.plans import witness_pairs
 
 SMALL = two_tier(sus=2, nodes_per_su=2, spines=2, leaf_radix=8, storage=False)
 

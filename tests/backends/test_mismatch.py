@@ -16,15 +16,15 @@ from backend_fakes import LimitedBackend
 from backend_fakes import LyingBackend
 
 import harness.backends
-import harness.runner
+import harness.run.scenario
 from harness.backends import REGISTRY
 from harness.backends import BackendInfo
 from harness.cli import main
 from harness.errors import BackendError
-from harness.expect import Expect
-from harness.faults import Fault
-from harness.jobs import JobSpec
-from harness.runner import run_scenario
+from harness.fabric.jobs import JobSpec
+from harness.faults.fault import Fault
+from harness.observations.expect import Expect
+from harness.run.scenario import run_scenario
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import FabricRef
@@ -190,7 +190,7 @@ def liar_file(tmp_path: Path) -> Path:
 
 
 def _use(monkeypatch: pytest.MonkeyPatch, backend: object) -> None:
-    monkeypatch.setattr(harness.runner, "make_backend", lambda _name: backend)
+    monkeypatch.setattr(harness.run.scenario, "make_backend", lambda _name: backend)
 
 
 def test_cli_reports_mismatches(

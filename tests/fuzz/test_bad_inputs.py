@@ -55,7 +55,9 @@ EXPECTED: dict[str, str] = {
     "jobs/duplicate-name.yaml": ":2:3: two jobs are named 'a'; job names must be unique",
     "jobs/nodes-match-nothing.yaml": ":2:3: job 'b': nodes 'su99/*' match no server",
     "jobs/per-su-twice.yaml": ":2:3: two jobs are named 'su01'; job names must be unique",
-    "jobs/python-tag.yaml": ":1:3: [[0]] unknown tag '!!python/object:harness.jobs.JobSpec'; only",
+    "jobs/python-tag.yaml": (
+        ":1:3: [[0]] unknown tag '!!python/object:harness.fabric.jobs.JobSpec'; only"
+    ),
     "jobs/unknown-key.yaml": ":1:3: unknown job key 'node'; did you mean 'nodes'? (known: name, no",
     "scenarios/always-holds.yaml": ":6:25: [steps[0].expect.jobs_lost] jobs_lost is 0 or more, so",
     "scenarios/bound-outside-range.yaml": ":6:28: [steps[0].expect.node_nic_gbs] node_nic_gbs is 0",

@@ -26,9 +26,9 @@ from harness.errors import ScenarioError
 from harness.fabric import Fabric
 from harness.fabric import preset
 from harness.fabric.fabric_file import load_fabric_file
+from harness.faults.state_file import load_jobs
+from harness.faults.state_file import load_state_file
 from harness.importers import load_dump
-from harness.live_state import load_jobs
-from harness.live_state import load_state_file
 from harness.scenario.load import load_file
 from harness.scenario.prepare import prepare
 from tests.fuzz.mutate import mutated_bytes

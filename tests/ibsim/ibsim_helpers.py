@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness.backends.ledger import process_start_ticks
 from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric
-from harness.ledger import process_start_ticks
 
 IB_TOOLS = ("ibsim", "opensm", "dump_lfts", "ibnetdiscover")
 INSTALL = "apt-get install -y ibsim-utils opensm infiniband-diags"

@@ -23,11 +23,11 @@ from ibsim_helpers import needs_ib
 from harness.backends.ibsim import Simulation
 from harness.backends.ibsim import faults
 from harness.backends.ibsim.backend import IbsimBackend
+from harness.backends.measurement import MeasurePlan
 from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric
-from harness.fault_text import resolve_faults
-from harness.measurement import MeasurePlan
-from harness.routing_spec import parse_routing
+from harness.fabric.routing import parse_routing
+from harness.faults.text import resolve_faults
 
 pytestmark = [needs_ib]
 

@@ -13,11 +13,11 @@ from pathlib import Path
 from ibsim_helpers import needs_ib
 
 from harness.backends.ibsim.backend import IbsimBackend
+from harness.backends.measurement import MeasurePlan
 from harness.fabric.generators import two_tier
+from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
-from harness.fault_text import resolve_faults
-from harness.jobs import Job
-from harness.measurement import MeasurePlan
+from harness.faults.text import resolve_faults
 
 pytestmark = [needs_ib]
 

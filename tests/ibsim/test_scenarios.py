@@ -22,8 +22,8 @@ import pytest
 from ibsim_helpers import gone
 from ibsim_helpers import needs_ib
 
-from harness.ledger import Ledger
-from harness.ledger import run_ids
+from harness.backends.ledger import Ledger
+from harness.backends.ledger import run_ids
 
 pytestmark = [needs_ib, pytest.mark.slow]
 

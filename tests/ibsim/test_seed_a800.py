@@ -11,7 +11,7 @@ from ibsim_helpers import needs_ib
 from harness.backends.ibsim import Simulation
 from harness.backends.ibsim import faults
 from harness.fabric import preset
-from harness.fault_text import resolve_faults
+from harness.faults.text import resolve_faults
 
 pytestmark = [needs_ib, pytest.mark.slow]
 

@@ -22,11 +22,11 @@ from ibsim_helpers import small_fabric
 from harness.backends.ibsim import Simulation
 from harness.backends.ibsim import faults
 from harness.backends.ibsim.sim import ROUTING_ENGINES
+from harness.backends.ledger import clean
+from harness.backends.ledger import run_ids
 from harness.errors import BackendError
 from harness.errors import ScenarioError
-from harness.fault_text import resolve_faults
-from harness.ledger import clean
-from harness.ledger import run_ids
+from harness.faults.text import resolve_faults
 
 pytestmark = [needs_ib]
 

@@ -13,9 +13,9 @@ from harness.importers import diff_fabrics
 from harness.importers import load_ibnetdiscover
 from harness.importers import parse_ibnetdiscover
 from harness.importers import to_ibsim_net
-from harness.importers.audit import DegradedLink
-from harness.importers.audit import WrongRail
 from harness.importers.ibnetdiscover import fabric_from_ibnetdiscover
+from harness.planning.audit.diff import DegradedLink
+from harness.planning.audit.diff import WrongRail
 
 from .conftest import DUMPS
 

@@ -22,8 +22,8 @@ from harness.importers._common import build_network
 from harness.importers.ibnetdiscover import fabric_from_ibnetdiscover
 from harness.importers.ibnetdiscover import parse_ibnetdiscover
 from harness.importers.netq import parse_netq
-from harness.importers.regular import audit_regular
 from harness.importers.slurm import to_slurm_topology
+from harness.planning.audit.regular import audit_regular
 
 from .conftest import DUMPS
 

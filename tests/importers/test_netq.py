@@ -15,8 +15,8 @@ from harness.importers import load_dump
 from harness.importers import notes_of
 from harness.importers import sniff_format
 from harness.importers.netq import parse_netq
-from harness.importers.regular import audit_regular
 from harness.importers.slurm import to_slurm_topology
+from harness.planning.audit.regular import audit_regular
 
 from .conftest import DUMPS
 from .conftest import THIRD_PARTY

@@ -27,9 +27,9 @@ from harness.importers import parse_ibnetdiscover
 from harness.importers.hosts import describe
 from harness.importers.ibnetdiscover import aggregation_nodes
 from harness.importers.ibnetdiscover import fabric_from_ibnetdiscover
-from harness.importers.regular import Departure
-from harness.importers.regular import audit_regular
-from harness.importers.regular import infer_design
+from harness.planning.audit.regular import Departure
+from harness.planning.audit.regular import audit_regular
+from harness.planning.audit.regular import infer_design
 
 from .conftest import DUMPS
 from .conftest import THIRD_PARTY

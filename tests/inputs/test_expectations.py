@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.checks import OBSERVATIONS
-from harness.checks import VALUE_RANGES
 from harness.errors import ScenarioError
-from harness.expect import Expect
+from harness.observations.checks import OBSERVATIONS
+from harness.observations.checks import VALUE_RANGES
+from harness.observations.expect import Expect
 from harness.scenario.load import load_text
 
 SCENARIO = """\

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ScenarioError
+from harness.faults.state_file import load_jobs
+from harness.faults.state_file import load_state_file
 from harness.inputs.yaml import MAX_ALIAS_NODES
 from harness.inputs.yaml import read_yaml
 from harness.inputs.yaml import read_yaml_list
-from harness.live_state import load_jobs
-from harness.live_state import load_state_file
 
 BOMB = """\
 a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]
@@ -131,7 +131,7 @@ def test_hostile_state_files(tmp_path: Path, text: str | bytes, expected: str) -
     ("text", "expected"),
     [
         ("- {name: a, nodes: x, name: b}\n", ":1:23: [[0].name] duplicate key 'name'"),
-        ("- !!python/object:harness.jobs.JobSpec {}\n", ":1:3: [[0]] unknown tag"),
+        ("- !!python/object:harness.fabric.jobs.JobSpec {}\n", ":1:3: [[0]] unknown tag"),
         ("- {name: a, nodes: !!binary aGk=}\n", ":1:3: job 'a' needs nodes"),
         ("- {1: 2}\n", ":1:3: unknown job key '1'"),
     ],

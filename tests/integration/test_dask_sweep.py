@@ -9,11 +9,11 @@ import pytest
 from distributed import LocalCluster
 
 from harness.cli import main
-from harness.jobs import JobSpec
-from harness.sweep import SweepResult
-from harness.sweep import SweepSpec
-from harness.sweep import run_sweep
-from harness.sweep.report import row
+from harness.fabric.jobs import JobSpec
+from harness.planning.sweep import SweepResult
+from harness.planning.sweep import SweepSpec
+from harness.planning.sweep import run_sweep
+from harness.reporting.sweep_files import row
 
 SPEC = SweepSpec("seed-a800", (JobSpec(per_su=True),))
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.backends.ledger import processes_in_netns
 from harness.backends.netns import nsutil
 from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric
-from harness.ledger import processes_in_netns
 
 
 @dataclass(frozen=True)

@@ -6,18 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis import Analysis
 from harness.backends import make_backend
+from harness.backends.measurement import MeasurePlan
+from harness.backends.measurement import sample_pairs
+from harness.backends.model_measure import predict_measurements
 from harness.backends.netns.backend import NetnsBackend
-from harness.compare import disagreements
 from harness.fabric.generators import two_tier
-from harness.faults import Fault
-from harness.faults import FaultState
-from harness.measurement import MeasurePlan
-from harness.measurement import sample_pairs
-from harness.model_measure import predict_measurements
-from harness.observation import Observation
-from harness.runner import run_scenario
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
+from harness.observations.compare import disagreements
+from harness.run.scenario import run_scenario
 from harness.scenario.load import load_file
 from tests.netns.conftest import Host
 from tests.netns.conftest import assert_host_like

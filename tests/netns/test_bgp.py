@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.backends.ledger import process_alive
+from harness.backends.ledger import run_ids
+from harness.backends.measurement import MeasurePlan
 from harness.backends.netns.backend import NetnsBackend
 from harness.backends.netns.bgp import BfdTimers
 from harness.backends.netns.bgp import Bgp
@@ -28,13 +31,10 @@ from harness.backends.netns.probe import sample_pairs
 from harness.cli import main
 from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric
-from harness.faults import Fault
-from harness.ledger import process_alive
-from harness.ledger import run_ids
-from harness.measurement import MeasurePlan
-from harness.routing_spec import Routing
-from harness.routing_spec import RoutingOverride
-from harness.runner import run_scenario
+from harness.fabric.routing import Routing
+from harness.fabric.routing import RoutingOverride
+from harness.faults.fault import Fault
+from harness.run.scenario import run_scenario
 from harness.scenario.load import load_file
 from tests.netns.conftest import Host
 from tests.netns.conftest import assert_host_like

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.analysis import Analysis
+from harness.backends.ledger import processes_in_netns
 from harness.backends.netns import nsutil
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.faults import FaultEngine
@@ -24,10 +24,10 @@ from harness.backends.netns.probe import probe
 from harness.backends.netns.probe import trace
 from harness.errors import BackendError
 from harness.fabric.model import Fabric
-from harness.faults import Fault
-from harness.faults import FaultState
-from harness.ledger import processes_in_netns
-from harness.observation import Observation
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
 from tests.netns.conftest import Host
 from tests.netns.conftest import assert_host_like
 

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis import Analysis
+from harness.backends.ledger import process_alive
+from harness.backends.measurement import MeasurePlan
+from harness.backends.model_measure import predict_flows
 from harness.backends.netns.backend import NetnsBackend
 from harness.fabric.generators import two_tier
-from harness.faults import Fault
-from harness.faults import FaultState
-from harness.ledger import process_alive
-from harness.measurement import MeasurePlan
-from harness.model_measure import predict_flows
-from harness.observation import Observation
-from harness.plans import uplink_flow_group
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
+from harness.observations.plans import uplink_flow_group
 from tests.netns.conftest import Host
 from tests.netns.conftest import assert_host_like
 

@@ -18,20 +18,20 @@ from pathlib import Path
 
 import pytest
 
+from harness.backends.ledger import Ledger
+from harness.backends.ledger import clean
+from harness.backends.ledger import process_alive
+from harness.backends.ledger import run_ids
+from harness.backends.measurement import JobRun
+from harness.backends.measurement import MeasurePlan
 from harness.backends.netns import nsutil
 from harness.backends.netns.backend import NetnsBackend
 from harness.errors import BackendError
 from harness.fabric.generators import dual_tor
 from harness.fabric.generators import two_tier
-from harness.faults import Fault
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.ledger import Ledger
-from harness.ledger import clean
-from harness.ledger import process_alive
-from harness.ledger import run_ids
-from harness.measurement import JobRun
-from harness.measurement import MeasurePlan
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
+from harness.faults.fault import Fault
 from tests.netns.conftest import Host
 from tests.netns.conftest import assert_host_like
 
@@ -116,7 +116,7 @@ def test_a_sigkilled_runner_leaves_nothing_after_clean(
             """
             import sys, time
             from harness.backends.netns.backend import NetnsBackend
-            from harness.measurement import MeasurePlan
+            from harness.backends.measurement import MeasurePlan
             from tests.netns.test_job_gloo import FABRIC, JOBS
             be = NetnsBackend()
             be.apply(FABRIC, JOBS)

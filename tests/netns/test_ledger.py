@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from harness import ledger as ledger_mod
+from harness.backends import ledger as ledger_mod
+from harness.backends.ledger import Ledger
+from harness.backends.ledger import clean
+from harness.backends.ledger import read_sysctl
+from harness.backends.ledger import run_ids
+from harness.backends.ledger import run_is_live
 from harness.backends.netns import nsutil
 from harness.cli import main
 from harness.errors import BackendError
-from harness.ledger import Ledger
-from harness.ledger import clean
-from harness.ledger import read_sysctl
-from harness.ledger import run_ids
-from harness.ledger import run_is_live
 from tests.netns.conftest import Host
 from tests.netns.conftest import assert_host_like
 from tests.netns.conftest import start_runner
@@ -58,7 +58,7 @@ def test_dead_owner_is_detected_and_cleaned_live_one_left_alone(state_dir: Path)
         [
             sys.executable,
             "-c",
-            "from harness.ledger import Ledger; print(Ledger.create('x').run_id)",
+            "from harness.backends.ledger import Ledger; print(Ledger.create('x').run_id)",
         ],
         capture_output=True,
         text=True,

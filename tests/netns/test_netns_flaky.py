@@ -13,6 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.backends.ledger import clean
+from harness.backends.ledger import run_ids
+from harness.backends.measurement import MeasurePlan
+from harness.backends.measurement import sample_pairs
 from harness.backends.netns import frr
 from harness.backends.netns import nsutil
 from harness.backends.netns.backend import NetnsBackend
@@ -22,17 +26,13 @@ from harness.backends.netns.nft import LossRules
 from harness.backends.netns.nft import parse_tables
 from harness.backends.netns.nft import threshold
 from harness.backends.netns.routing import compute
-from harness.compare import agree_fraction
 from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric
-from harness.faults import AppliedFault
-from harness.faults import Fault
-from harness.ledger import clean
-from harness.ledger import run_ids
-from harness.measurement import MeasurePlan
-from harness.measurement import sample_pairs
-from harness.routing_spec import Routing
-from harness.runner import run_scenario
+from harness.fabric.routing import Routing
+from harness.faults.fault import AppliedFault
+from harness.faults.fault import Fault
+from harness.observations.compare import agree_fraction
+from harness.run.scenario import run_scenario
 from harness.scenario.load import load_file
 from harness.scenario.model import RoutingOverride
 from tests.netns.conftest import Host
@@ -213,7 +213,7 @@ _RUNNER = textwrap.dedent(
     import time
     from harness.backends.netns.backend import NetnsBackend
     from harness.fabric.generators import two_tier
-    from harness.faults import Fault
+    from harness.faults.fault import Fault
     f = two_tier(sus=1, nodes_per_su=2, spines=2, leaf_radix=8, storage=False)
     be = NetnsBackend()
     be.apply(f)

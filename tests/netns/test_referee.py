@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.routing_spec import Control
-from harness.routing_spec import RoutingOverride
-from harness.runner import run_scenario
+from harness.fabric.routing import Control
+from harness.fabric.routing import RoutingOverride
+from harness.run.scenario import run_scenario
 from harness.scenario.load import load_file
 
 pytestmark = pytest.mark.privileged

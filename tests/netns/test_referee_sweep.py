@@ -19,7 +19,7 @@ from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.faults import FaultEngine
 from harness.backends.netns.probe import probe
 from harness.fabric.model import Fabric
-from harness.faults import Fault
+from harness.faults.fault import Fault
 
 pytestmark = pytest.mark.privileged
 

@@ -12,7 +12,7 @@ from harness.backends.netns.faults import FaultEngine
 from harness.backends.netns.probe import probe
 from harness.backends.netns.probe import sample_pairs
 from harness.fabric import preset
-from harness.faults import Fault
+from harness.faults.fault import Fault
 from tests.netns.conftest import Host
 from tests.netns.conftest import assert_host_like
 

@@ -354,9 +354,9 @@ def test_xdist(project: pytest.Pytester) -> None:
 
 STATEFUL_TEST = """
 from harness.scenario.model import FabricRef
-from harness.jobs import JobSpec
+from harness.fabric.jobs import JobSpec
 from hypothesis import settings
-from harness.stateful import FabricStateMachine, run
+from harness.search.stateful import FabricStateMachine, run
 
 
 class NoJobEverLost(FabricStateMachine):

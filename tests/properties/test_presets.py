@@ -18,15 +18,15 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from harness.analysis import Analysis
 from harness.fabric import Fabric
 from harness.fabric import LinkKind
 from harness.fabric import preset
-from harness.faults import Fault
-from harness.faults import FaultState
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.observation import Observation
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
 
 # per-SU jobs, one job over everything, and one over two SUs (crossing the spines)
 SEED_JOBS = (

@@ -7,13 +7,13 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from harness import strategies as hst
-from harness.analysis import Analysis
+from harness.search import strategies as hst
 from harness.fabric import Fabric
 from harness.fabric import LinkKind
-from harness.faults import Fault
-from harness.faults import FaultState
-from harness.observation import Observation
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
 
 
 def nx_bisection(f: Fabric, s: FaultState) -> float:

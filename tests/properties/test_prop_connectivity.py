@@ -13,14 +13,14 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from harness import strategies as hst
-from harness.analysis import Analysis
+from harness.search import strategies as hst
 from harness.fabric import Fabric
-from harness.faults import Fault
-from harness.faults import FaultState
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.observation import Observation
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
 
 
 def analyse(f: Fabric, faults: list[Fault], jobs: tuple[JobSpec, ...] = ()) -> Analysis:

@@ -19,18 +19,18 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from harness import strategies as hst
-from harness.analysis import Analysis
+from harness.search import strategies as hst
 from harness.fabric import Fabric
 from harness.fabric import two_tier
-from harness.faults import Fault
-from harness.faults import FaultState
+from harness.fabric.jobs import Job
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
 from harness.invariants.traffic import FORWARDINGS
 from harness.invariants.traffic import Forwarding
-from harness.jobs import Job
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.observation import Observation
 
 ALL_KINDS = ("kill", "drain", "cut", "optic", "degrade", "bond-member")
 EPS = 1e-9

@@ -18,21 +18,21 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from harness import strategies as hst
-from harness.analysis import Analysis
+from harness.search import strategies as hst
 from harness.fabric import Fabric
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import LinkKind
-from harness.faults import Fault
-from harness.faults import FaultState
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
 from harness.invariants.paths import RouteGraph
 from harness.invariants.paths import switch_graph
 from harness.invariants.reach import UpDownIndex
 from harness.invariants.reach import leaf_reach
 from harness.invariants.reach import up_down_signatures
 from harness.invariants.reach import up_links
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.observation import Observation
+from harness.invariants.state import Observation
 
 SWITCH_FAULTS = ("kill", "drain", "cut", "optic")
 PER_SU = (JobSpec(per_su=True), JobSpec(name="all", nodes=("*",)))

@@ -8,15 +8,15 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from harness import strategies as hst
+from harness.search import strategies as hst
 from harness.fabric import Fabric
 from harness.fabric.generators import GENERATORS
-from harness.scenario.fabric_ref import build_fabric
+from harness.fabric.resolve import build_fabric
+from harness.faults.selectors import Domain
+from harness.faults.selectors import parse_selector
+from harness.faults.selectors import resolve
+from harness.faults.selectors import select
 from harness.scenario.model import FabricRef
-from harness.selectors import Domain
-from harness.selectors import parse_selector
-from harness.selectors import resolve
-from harness.selectors import select
 
 # (selector without random/all-but, domain) pairs that match something on every design
 BASES = [

@@ -1,4 +1,4 @@
-"""The stateful fault search (harness.stateful) and its reproducer scenario files."""
+"""The stateful fault search (harness.search.stateful) and its reproducer scenario files."""
 
 from __future__ import annotations
 
@@ -17,26 +17,26 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import invariant
 
-from harness import strategies as hst
+from harness.search import strategies as hst
 from harness.errors import InvariantViolation
 from harness.errors import ScenarioError
 from harness.fabric import Fabric
 from harness.fabric import preset
 from harness.fabric import two_tier
-from harness.faults import Fault
-from harness.faults import FaultState
-from harness.jobs import JobSpec
-from harness.reproducer import ENV_SAVE
-from harness.reproducer import expectation_raw
-from harness.reproducer import fabric_ref
-from harness.reproducer import scenario_yaml
-from harness.runner import run_scenario
-from harness.scenario.fabric_ref import build_fabric
+from harness.fabric.jobs import JobSpec
+from harness.fabric.resolve import build_fabric
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.run.scenario import run_scenario
 from harness.scenario.load import load_text
 from harness.scenario.model import FabricRef
 from harness.scenario.model import InjectStep
-from harness.stateful import FabricStateMachine
-from harness.stateful import run
+from harness.search.reproducer import ENV_SAVE
+from harness.search.reproducer import expectation_raw
+from harness.search.reproducer import fabric_ref
+from harness.search.reproducer import scenario_yaml
+from harness.search.stateful import FabricStateMachine
+from harness.search.stateful import run
 
 # a seed-like fabric, small: 2 SUs x 3 A800 nodes, 4 rails, 2 spines
 SMALL_SEED = FabricRef(

@@ -1,4 +1,4 @@
-"""The public strategies (harness.strategies): what they draw is valid and as promised."""
+"""The public strategies (harness.search.strategies): what they draw is valid and as promised."""
 
 from __future__ import annotations
 
@@ -10,17 +10,17 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from harness import strategies as hst
+from harness.search import strategies as hst
 from harness.errors import ScenarioError
 from harness.fabric import Fabric
 from harness.fabric import LinkKind
 from harness.fabric import dual_tor
 from harness.fabric import two_tier
-from harness.faults import Fault
-from harness.faults import FaultKind
-from harness.reproducer import fabric_ref
-from harness.scenario.fabric_ref import build_fabric
-from harness.selectors import Selector
+from harness.fabric.resolve import build_fabric
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultKind
+from harness.faults.selectors import Selector
+from harness.search.reproducer import fabric_ref
 
 ALL_KINDS = ("kill", "drain", "cut", "optic", "degrade", "bond-member")
 FIND = settings(max_examples=2000, database=None, suppress_health_check=list(HealthCheck))

@@ -1,7 +1,7 @@
 """The sweep's fast paths give the full analysis's answer on any small fabric, base and case.
 
-:class:`~harness.sweep.engine.CaseEvaluator` answers most cases without a full
-:class:`~harness.analysis.Analysis` (bulk paths, one up-down index per class of
+:class:`~harness.planning.sweep.engine.CaseEvaluator` answers most cases without a full
+:class:`~harness.invariants.analysis.Analysis` (bulk paths, one up-down index per class of
 leaves, ports judged per plane, flows of the degraded NICs only); its
 ``evaluate_exact`` is that full analysis.  Hypothesis draws two-tier,
 three-tier and dual-ToR fabrics, faults already present, jobs (per SU or one
@@ -21,21 +21,21 @@ from hypothesis import note
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from harness import strategies as hst
+from harness.search import strategies as hst
 from harness.fabric import Fabric
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import LinkKind
-from harness.faults import FaultState
+from harness.faults.fault import FaultState
 from harness.invariants.reach import PATH_RULES
 from harness.invariants.reach import up_down_signatures
 from harness.invariants.reach import up_links
+from harness.invariants.state import Observation
 from harness.invariants.traffic import FORWARDINGS
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.observation import Observation
-from harness.sweep import CATEGORIES
-from harness.sweep import CaseEvaluator
-from harness.sweep import CaseResult
-from harness.sweep.cases import single_failures
+from harness.planning.sweep import CATEGORIES
+from harness.planning.sweep import CaseEvaluator
+from harness.planning.sweep import CaseResult
+from harness.planning.sweep.cases import single_failures
 
 FIELDS = tuple(f.name for f in dataclasses.fields(CaseResult) if f.name not in ("exact", "reasons"))
 

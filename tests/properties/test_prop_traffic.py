@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from harness.fabric import Fabric
 from harness.fabric import LinkKind
 from harness.fabric import preset
+from harness.fabric.jobs import Job
 from harness.invariants.traffic import Network
 from harness.invariants.traffic import job_traffic
-from harness.jobs import Job
 
 LINE = 4 * 200 / 8
 

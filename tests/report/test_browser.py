@@ -195,7 +195,7 @@ def test_run_report_shows_predicted_beside_measured(
 ) -> None:
     """On a backend that measures, each expectation shows the model's prediction beside the
     measurement, and a disagreement is a MISMATCH (a finding), counted in the summary."""
-    import harness.runner
+    import harness.run.scenario
     from harness.cli import main
     from tests.backends.backend_fakes import LyingBackend
 
@@ -210,7 +210,7 @@ def test_run_report_shows_predicted_beside_measured(
         encoding="utf-8",
     )
     liar = LyingBackend("su02/node01/nic0", after=1)
-    monkeypatch.setattr(harness.runner, "make_backend", lambda _name: liar)
+    monkeypatch.setattr(harness.run.scenario, "make_backend", lambda _name: liar)
     assert main(["run", str(scenario), "--report", str(tmp_path / "r"), "--quiet"]) == 1
     check = _load(chromium, tmp_path / "r" / "index.html", tmp_path, "run-mismatch", images=False)
     assert check.verdict == "failed"

@@ -9,14 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
 from harness.fabric.presets import preset
-from harness.faults import Fault
-from harness.faults import FaultState
-from harness.importers.audit import AuditReport
-from harness.importers.audit import DegradedLink
-from harness.importers.audit import WrongRail
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.planning.audit.diff import AuditReport
+from harness.planning.audit.diff import DegradedLink
+from harness.planning.audit.diff import WrongRail
+from harness.planning.sweep.run import sweep
 from harness.reporting.html.drawing import MAX_SWITCH_CELLS
 from harness.reporting.html.drawing import Cell
 from harness.reporting.html.drawing import Drawing
@@ -26,7 +27,6 @@ from harness.reporting.html.figures import worst_classes
 from harness.reporting.html.marks import Marks
 from harness.reporting.html.page import ReportDir
 from harness.reporting.html.page import render
-from harness.sweep.run import sweep
 
 SVG = "{http://www.w3.org/2000/svg}"
 ACCESS = "su05/node03/nic2:1--su05/leaf-r2:3"

@@ -9,10 +9,6 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from harness.analysis import Analysis
-from harness.checks import CheckpointSpec
-from harness.checks import Context
-from harness.checks import observe
 from harness.errors import ScenarioError
 from harness.fabric import Fabric
 from harness.fabric import LinkKind
@@ -20,12 +16,16 @@ from harness.fabric import dual_tor
 from harness.fabric import preset
 from harness.fabric import three_tier
 from harness.fabric import two_tier
-from harness.faults import Fault
-from harness.faults import FaultState
-from harness.jobs import Job
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.observation import Observation
+from harness.fabric.jobs import Job
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
+from harness.observations.checks import CheckpointSpec
+from harness.observations.checks import Context
+from harness.observations.checks import observe
 
 PER_SU = JobSpec(per_su=True)
 

@@ -19,15 +19,15 @@ from typing import Any
 
 import pytest
 
-from harness.checks import OBSERVATIONS
 from harness.fabric import dual_tor
 from harness.fabric import three_tier
 from harness.fabric import two_tier
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.sweep import CaseResult
-from harness.sweep import SweepResult
+from harness.observations.checks import OBSERVATIONS
+from harness.planning.sweep import CaseResult
+from harness.planning.sweep import SweepResult
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 

@@ -10,7 +10,7 @@ import yaml
 
 from harness.cli import main
 from harness.errors import ScenarioError
-from harness.live_state import load_state_file
+from harness.faults.state_file import load_state_file
 
 
 @pytest.mark.parametrize("option", ["--csv", "--plot"])

@@ -8,18 +8,18 @@ import importlib
 import pytest
 
 MODULES = (
-    "harness.suggest",
+    "harness.inputs.suggest",
     "harness.words",
-    "harness.selectors",
+    "harness.faults.selectors",
     "harness.scenario.prepare",
     "harness.reporting.progress",
     "harness.pytest_plugin",
-    "harness.sweep.engine",
-    "harness.analysis",
+    "harness.planning.sweep.engine",
+    "harness.invariants.analysis",
     "harness.invariants.topology",
     "harness.invariants.servers",
     "harness.invariants.reach",
-    "harness.routing_spec",
+    "harness.fabric.routing",
     "harness.backends.netns.bgp",
 )
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from harness.errors import ScenarioError
-from harness.expect import Expect
+from harness.observations.expect import Expect
 
 
 @pytest.mark.parametrize(

@@ -8,13 +8,13 @@ import pytest
 
 from harness.errors import FabricDesignError
 from harness.errors import ScenarioError
-from harness.expect import Expect
 from harness.fabric.fabric_file import load_fabric_file
 from harness.fabric.model import CABLE_KINDS
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
-from harness.faults import Fault
-from harness.runner import run_scenario
+from harness.faults.fault import Fault
+from harness.observations.expect import Expect
+from harness.run.scenario import run_scenario
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import FabricRef

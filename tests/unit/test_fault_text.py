@@ -10,14 +10,14 @@ import pytest
 from harness.errors import ScenarioError
 from harness.fabric import Fabric
 from harness.fabric import preset
-from harness.fault_text import parse_faults
-from harness.fault_text import resolve_faults
-from harness.fault_text import split_parts
-from harness.faults import Fault
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.live_state import load_state_file
-from harness.risk import assess
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
+from harness.faults.fault import Fault
+from harness.faults.state_file import load_state_file
+from harness.faults.text import parse_faults
+from harness.faults.text import resolve_faults
+from harness.faults.text import split_parts
+from harness.planning.risk import assess
 
 CABLE = "su01/leaf-r0:21--spine-01:1"
 

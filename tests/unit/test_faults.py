@@ -12,10 +12,10 @@ from harness.errors import ScenarioError
 from harness.fabric import Fabric
 from harness.fabric import Kind
 from harness.fabric import preset
-from harness.faults import Fault
-from harness.faults import FaultKind
-from harness.faults import FaultState
-from harness.selectors import Selector
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultKind
+from harness.faults.fault import FaultState
+from harness.faults.selectors import Selector
 
 ACCESS = "su01/node01/nic0:1--su01/leaf-r0:1"
 NVLINK = "su01/node01/gpu0--su01/node01/nvsw0"  # 2 NVLink3 lanes on an A800

@@ -13,36 +13,36 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis import Analysis
 from harness.backends.ibsim.backend import IbsimBackend
+from harness.backends.measurement import LinkLoss
+from harness.backends.measurement import Measurements
+from harness.backends.measurement import MeasurePlan
 from harness.backends.model import ModelBackend
-from harness.checks import OBSERVATIONS
-from harness.checks import Context
-from harness.checks import observe
-from harness.compare import agree_fraction
-from harness.compare import disagreements
-from harness.compare import fraction_tolerance
+from harness.backends.model_measure import predict_measurements
 from harness.errors import ScenarioError
 from harness.fabric import preset
 from harness.fabric.generators import two_tier
-from harness.fault_text import parse_faults
-from harness.faults import Fault
-from harness.faults import FaultKind
-from harness.faults import FaultState
-from harness.faults import parse_loss
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.measurement import LinkLoss
-from harness.measurement import Measurements
-from harness.measurement import MeasurePlan
-from harness.model_measure import predict_measurements
-from harness.observation import Observation
-from harness.reproducer import fault_to_raw
-from harness.runner import ExpectResult
-from harness.runner import ScenarioResult
-from harness.runner import run_scenario
-from harness.runner import unsupported
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultKind
+from harness.faults.fault import FaultState
+from harness.faults.fault import parse_loss
+from harness.faults.text import parse_faults
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
+from harness.observations.checks import OBSERVATIONS
+from harness.observations.checks import Context
+from harness.observations.checks import observe
+from harness.observations.compare import agree_fraction
+from harness.observations.compare import disagreements
+from harness.observations.compare import fraction_tolerance
+from harness.run.scenario import ExpectResult
+from harness.run.scenario import ScenarioResult
+from harness.run.scenario import run_scenario
+from harness.run.scenario import unsupported
 from harness.scenario import load_file
+from harness.search.reproducer import fault_to_raw
 
 UPLINK = "su01/leaf-r0:21--spine-01:1"
 SMALL_UPLINK = "su02/leaf-r3:5--spine-01:8"

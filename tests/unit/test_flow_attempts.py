@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from harness.backends.measurement import Flow
+from harness.backends.measurement import FlowGroup
 from harness.backends.netns import flows
 from harness.backends.netns.flows import Flows
 from harness.backends.netns.flows import NotTogether
 from harness.errors import BackendError
-from harness.measurement import Flow
-from harness.measurement import FlowGroup
 
 GROUP = FlowGroup("g", (("a", "b"),))
 GOT = (Flow("g", "a", "b", 190.0, 4.0),)

@@ -1,7 +1,7 @@
 """Shortcuts inside the invariants give what the long way gives.
 
 The sweep tests compare the sweep's fast paths with the full
-:class:`~harness.analysis.Analysis`; these check the shortcuts the full
+:class:`~harness.invariants.analysis.Analysis`; these check the shortcuts the full
 analysis itself takes, against the long way written out here:
 
 * ``Analysis.parts`` (every server's parts of every kind in one pass) is
@@ -21,7 +21,6 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.analysis import Analysis
 from harness.fabric import Fabric
 from harness.fabric import dual_tor
 from harness.fabric import preset
@@ -29,15 +28,16 @@ from harness.fabric import three_tier
 from harness.fabric import two_tier
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
-from harness.faults import Fault
-from harness.faults import FaultState
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
 from harness.invariants import servers
+from harness.invariants.analysis import Analysis
 from harness.invariants.connectivity import Reach
 from harness.invariants.connectivity import gpu_reach
 from harness.invariants.reach import UpDownIndex
 from harness.invariants.reach import up_down_signatures
 from harness.invariants.reach import up_links
-from harness.observation import Observation
+from harness.invariants.state import Observation
 
 FABRICS: dict[str, Callable[[], Fabric]] = {
     "seed-a800": lambda: preset("seed-a800"),

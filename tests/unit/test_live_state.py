@@ -11,18 +11,18 @@ import pytest
 from harness.errors import ScenarioError
 from harness.fabric import Fabric
 from harness.fabric import two_tier
-from harness.faults import Fault
-from harness.faults import FaultKind
-from harness.faults import FaultState
+from harness.fabric.jobs import JobSpec
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultKind
+from harness.faults.fault import FaultState
+from harness.faults.selectors import Selector
+from harness.faults.state_file import faults_from_audit
+from harness.faults.state_file import load_jobs
+from harness.faults.state_file import load_state_file
 from harness.importers import diff_fabrics
 from harness.importers import load_dump
-from harness.importers.audit import AuditReport
-from harness.importers.audit import DegradedLink
-from harness.jobs import JobSpec
-from harness.live_state import faults_from_audit
-from harness.live_state import load_jobs
-from harness.live_state import load_state_file
-from harness.selectors import Selector
+from harness.planning.audit.diff import AuditReport
+from harness.planning.audit.diff import DegradedLink
 
 DUMPS = Path(__file__).resolve().parents[1] / "data" / "importers"
 

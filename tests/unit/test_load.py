@@ -11,8 +11,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from harness.errors import ScenarioError
-from harness.faults import FaultKind
-from harness.runner import run_scenario
+from harness.faults.fault import FaultKind
+from harness.run.scenario import run_scenario
 from harness.scenario.load import SCENARIO_KEYS
 from harness.scenario.load import discover
 from harness.scenario.load import key_text

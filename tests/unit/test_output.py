@@ -187,7 +187,7 @@ def test_singular_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_restore_words_per_fault_kind() -> None:
-    from harness.faults import Fault
+    from harness.faults.fault import Fault
 
     f = preset("seed-a800")
     said = {

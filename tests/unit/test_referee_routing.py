@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.routing_spec import RoutingOverride
-from harness.runner import run_scenario
+from harness.fabric.routing import RoutingOverride
+from harness.run.scenario import run_scenario
 from harness.scenario.load import load_file
 
 SCENARIOS = Path(__file__).parents[2] / "scenarios"

@@ -1,27 +1,27 @@
 """A collective measured by its traffic pattern (pure: plans and the measured ratio).
 
 On a backend that moves packets, ``job_busbw_ratio`` runs the flows the job's
-collective places (:func:`harness.plans.collective_flow_group`) and compares
+collective places (:func:`harness.observations.plans.collective_flow_group`) and compares
 the pacing flow with the healthy fabric's; the model predicts it instead.
 """
 
 from __future__ import annotations
 
-from harness.analysis import Analysis
-from harness.checks import MeasureInput
-from harness.checks import PlanInput
-from harness.checks import measure
-from harness.checks import plan_for
+from harness.backends.measurement import Flow
+from harness.backends.measurement import JobRun
+from harness.backends.measurement import Measurements
 from harness.fabric.generators import two_tier
-from harness.faults import Fault
-from harness.faults import FaultState
-from harness.jobs import Job
-from harness.measurement import Flow
-from harness.measurement import JobRun
-from harness.measurement import Measurements
-from harness.observation import Observation
-from harness.plans import MeasureOptions
-from harness.plans import collective_flow_group
+from harness.fabric.jobs import Job
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
+from harness.observations.checks import MeasureInput
+from harness.observations.checks import PlanInput
+from harness.observations.checks import measure
+from harness.observations.checks import plan_for
+from harness.observations.plans import MeasureOptions
+from harness.observations.plans import collective_flow_group
 
 F = two_tier(sus=2, nodes_per_su=4, node="a800", spines=4, leaf_radix=8)
 SERVERS = [F.index[f"su{s:02d}/node{n:02d}"] for n in range(1, 5) for s in (1, 2)]

@@ -12,10 +12,10 @@ import pytest
 from rich.console import Console
 
 from harness.errors import ScenarioError
-from harness.expect import Expect
+from harness.fabric.jobs import JobSpec
 from harness.fabric.presets import preset
-from harness.faults import Fault
-from harness.jobs import JobSpec
+from harness.faults.fault import Fault
+from harness.observations.expect import Expect
 from harness.reporting import ConsoleReporter
 from harness.reporting import RunReport
 from harness.reporting import Skipped
@@ -31,10 +31,10 @@ from harness.reporting import write_junit
 from harness.reporting.junit import classname
 from harness.reporting.text import format_involved
 from harness.reporting.text import format_value
-from harness.runner import ExpectResult
-from harness.runner import ScenarioResult
-from harness.runner import StepResult
-from harness.runner import run_scenario
+from harness.run.scenario import ExpectResult
+from harness.run.scenario import ScenarioResult
+from harness.run.scenario import StepResult
+from harness.run.scenario import run_scenario
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import FabricRef

@@ -9,33 +9,33 @@ from collections.abc import Sequence
 
 import pytest
 
-from harness.analysis import Analysis
 from harness.errors import ScenarioError
 from harness.fabric import Fabric
 from harness.fabric import LinkKind
 from harness.fabric import preset
 from harness.fabric import three_tier
 from harness.fabric import two_tier
-from harness.faults import Fault
-from harness.faults import FaultKind
-from harness.faults import FaultState
-from harness.jobs import Job
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.observation import Observation
-from harness.risk import BUDGET_METRICS
-from harness.risk import DEFAULT_MARGIN_CATEGORIES
-from harness.risk import BudgetRule
-from harness.risk import MarginRow
-from harness.risk import RiskReport
-from harness.risk import assess
-from harness.risk import parse_budget
-from harness.risk import parse_change
-from harness.risk import to_json
-from harness.selectors import Selector
-from harness.sweep.cases import single_failures
-from harness.sweep.engine import CaseEvaluator
-from harness.sweep.engine import CaseResult
+from harness.fabric.jobs import Job
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultKind
+from harness.faults.fault import FaultState
+from harness.faults.selectors import Selector
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
+from harness.planning.risk import BUDGET_METRICS
+from harness.planning.risk import DEFAULT_MARGIN_CATEGORIES
+from harness.planning.risk import BudgetRule
+from harness.planning.risk import MarginRow
+from harness.planning.risk import RiskReport
+from harness.planning.risk import assess
+from harness.planning.risk import parse_budget
+from harness.planning.risk import parse_change
+from harness.planning.risk import to_json
+from harness.planning.sweep.cases import single_failures
+from harness.planning.sweep.engine import CaseEvaluator
+from harness.planning.sweep.engine import CaseResult
 
 PER_SU = JobSpec(per_su=True)
 BUDGET = "jobs_lost=0,bandwidth>=0.9"

@@ -2,9 +2,9 @@
 does not (issue 10 item 3: "a kill is survived only when the reroute is faster than the job's
 timeout, a drain always is").
 
-The model's clock (``harness.timeline``) decides: a job whose timeout is no longer than the
-control plane's ``reroute`` crashes when a kill, cut or optic takes a link its traffic uses,
-even though it stays connected; the N+1 margin treats every further failure as unplanned.
+The model's clock (``harness.invariants.timeline``) decides: a job whose timeout is no longer
+than the control plane's ``reroute`` crashes when a kill, cut or optic takes a link its traffic
+uses, even though it stays connected; the N+1 margin treats every further failure as unplanned.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ import pytest
 from harness.cli import main
 from harness.fabric import Fabric
 from harness.fabric import preset
-from harness.jobs import Job
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.risk import assess
-from harness.risk import to_json
-from harness.routing_spec import DEFAULT
-from harness.routing_spec import Routing
+from harness.fabric.jobs import Job
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
+from harness.fabric.routing import DEFAULT
+from harness.fabric.routing import Routing
+from harness.planning.risk import assess
+from harness.planning.risk import to_json
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = ROOT / "fabrics" / "lab-2su.yaml"

@@ -5,17 +5,17 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from harness.analysis import Analysis
 from harness.fabric import Fabric
 from harness.fabric import preset
-from harness.faults import Fault
-from harness.faults import FaultState
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
 from harness.invariants.reach import PathRule
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.observation import Observation
-from harness.sweep.engine import CaseEvaluator
-from harness.sweep.engine import Failure
+from harness.invariants.state import Observation
+from harness.planning.sweep.engine import CaseEvaluator
+from harness.planning.sweep.engine import Failure
 
 SEED_VALLEY = (
     {"cut": {"between": ["su01/leaf-r0", "spine-1[1-9]"]}},

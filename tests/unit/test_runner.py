@@ -12,13 +12,13 @@ from harness.backends import make_backend
 from harness.backends.model import ModelBackend
 from harness.errors import BackendError
 from harness.errors import ScenarioError
-from harness.expect import Expect
-from harness.faults import AppliedFault
-from harness.faults import Fault
-from harness.jobs import JobSpec
-from harness.runner import ScenarioResult
-from harness.runner import StepResult
-from harness.runner import run_scenario
+from harness.fabric.jobs import JobSpec
+from harness.faults.fault import AppliedFault
+from harness.faults.fault import Fault
+from harness.observations.expect import Expect
+from harness.run.scenario import ScenarioResult
+from harness.run.scenario import StepResult
+from harness.run.scenario import run_scenario
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import FabricRef
@@ -226,7 +226,7 @@ def test_result_to_dict_is_json() -> None:
 
 
 def test_infinite_values_survive_json() -> None:
-    from harness.checks import CheckpointSpec
+    from harness.observations.checks import CheckpointSpec
 
     result = run_scenario(scenario(
         inject({"bond-member": ["su01/node01/stor0", "su01/node01/stor1"]}),
@@ -290,7 +290,7 @@ def test_a_failing_revert_does_not_hide_the_original_error(
         inject({"kill": "spine-03"}),
     )
     with (
-        caplog.at_level(logging.ERROR, logger="harness.runner"),
+        caplog.at_level(logging.ERROR, logger="harness.run.scenario"),
         pytest.raises(BackendError, match="cannot inject"),
     ):
         run_scenario(bad, backend)

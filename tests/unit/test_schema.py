@@ -13,13 +13,14 @@ import jsonschema
 import pytest
 import yaml
 
-from harness.checks import OBSERVATIONS
 from harness.fabric.fabric_file import EXPLICIT_FORM_KEYS
 from harness.fabric.fabric_file import GENERATOR_FORM_KEYS
 from harness.fabric.fabric_file import LINK_KEYS
 from harness.fabric.fabric_file import NODE_KEYS
 from harness.fabric.fabric_file import SWITCH_KEYS
-from harness.faults import FAULT_KINDS
+from harness.faults.fault import FAULT_KINDS
+from harness.faults.selectors import SELECTOR_KEYS
+from harness.observations.checks import OBSERVATIONS
 from harness.scenario.load import CHECKPOINT_KEYS
 from harness.scenario.load import DEGRADE_KEYS
 from harness.scenario.load import FABRIC_KEYS
@@ -31,7 +32,6 @@ from harness.scenario.schema import fabric_schema
 from harness.scenario.schema import main
 from harness.scenario.schema import render
 from harness.scenario.schema import scenario_schema
-from harness.selectors import SELECTOR_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = ROOT / "harness" / "schema"

@@ -13,12 +13,12 @@ from harness.errors import ScenarioError
 from harness.fabric import Fabric
 from harness.fabric import preset
 from harness.fabric import three_tier
-from harness.selectors import Domain
-from harness.selectors import Selector
-from harness.selectors import as_selector
-from harness.selectors import parse_selector
-from harness.selectors import resolve
-from harness.selectors import select
+from harness.faults.selectors import Domain
+from harness.faults.selectors import Selector
+from harness.faults.selectors import as_selector
+from harness.faults.selectors import parse_selector
+from harness.faults.selectors import resolve
+from harness.faults.selectors import select
 
 
 @functools.cache

@@ -6,11 +6,11 @@ import pytest
 
 from harness.errors import ScenarioError
 from harness.fabric import preset
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.selectors import select
-from harness.suggest import closest
-from harness.suggest import did_you_mean
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
+from harness.faults.selectors import select
+from harness.inputs.suggest import closest
+from harness.inputs.suggest import did_you_mean
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """Failure sweeps: the fast paths agree with the full analysis, case by case, and the runs add up.
 
 The oracle is :meth:`CaseEvaluator.evaluate_exact` (a full
-:class:`~harness.analysis.Analysis` per case).  Every single failure of every
+:class:`~harness.invariants.analysis.Analysis` per case).  Every single failure of every
 category is checked on small generated fabrics, under several job sets and
 base states; seed-a800 is checked on a sample stratified by category.
 """
@@ -27,29 +27,29 @@ from harness.fabric import dual_tor
 from harness.fabric import preset
 from harness.fabric import three_tier
 from harness.fabric import two_tier
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
-from harness.faults import Fault
-from harness.faults import FaultState
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.sweep import CATEGORIES
-from harness.sweep import DEFAULT_CATEGORIES
-from harness.sweep import CaseEvaluator
-from harness.sweep import CaseResult
-from harness.sweep import Failure
-from harness.sweep import SweepResult
-from harness.sweep import SweepSpec
-from harness.sweep import parse_categories
-from harness.sweep import run_sweep
-from harness.sweep import sweep
-from harness.sweep.cases import cable_ids
-from harness.sweep.cases import single_failures
-from harness.sweep.report import plot
-from harness.sweep.report import row
-from harness.sweep.report import to_json
-from harness.sweep.report import write_csv
-from harness.sweep.run import enumerate_cases
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.planning.sweep import CATEGORIES
+from harness.planning.sweep import DEFAULT_CATEGORIES
+from harness.planning.sweep import CaseEvaluator
+from harness.planning.sweep import CaseResult
+from harness.planning.sweep import Failure
+from harness.planning.sweep import SweepResult
+from harness.planning.sweep import SweepSpec
+from harness.planning.sweep import parse_categories
+from harness.planning.sweep import run_sweep
+from harness.planning.sweep import sweep
+from harness.planning.sweep.cases import cable_ids
+from harness.planning.sweep.cases import single_failures
+from harness.planning.sweep.run import enumerate_cases
+from harness.reporting.sweep_files import plot
+from harness.reporting.sweep_files import row
+from harness.reporting.sweep_files import to_json
+from harness.reporting.sweep_files import write_csv
 
 PER_SU = JobSpec(per_su=True)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

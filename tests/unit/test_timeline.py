@@ -1,4 +1,5 @@
-"""Time and history (harness.timeline): flaps, timeouts, reroutes, restarts, NVLink errors."""
+"""Time and history (harness.invariants.timeline): flaps, timeouts, reroutes, restarts, NVLink
+errors."""
 
 from __future__ import annotations
 
@@ -8,21 +9,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.analysis import Analysis
 from harness.errors import ScenarioError
 from harness.fabric import preset
-from harness.faults import Fault
-from harness.faults import FaultState
-from harness.jobs import Job
-from harness.jobs import JobSpec
-from harness.jobs import resolve_jobs
-from harness.observation import Observation
-from harness.runner import run_scenario
+from harness.fabric.jobs import Job
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
+from harness.invariants.timeline import Timeline
+from harness.invariants.timeline import after_change
+from harness.invariants.timeline import traffic_of
+from harness.run.scenario import run_scenario
 from harness.scenario.load import load_text
 from harness.scenario.prepare import prepare
-from harness.timeline import Timeline
-from harness.timeline import after_change
-from harness.timeline import traffic_of
 
 SEED = preset("seed-a800")
 

@@ -10,6 +10,8 @@ import pytest
 from harness.fabric import Fabric
 from harness.fabric import preset
 from harness.fabric.generators import three_tier
+from harness.fabric.jobs import Collective
+from harness.fabric.jobs import Job
 from harness.invariants.traffic import ECMP_DRAWS
 from harness.invariants.traffic import Forwarding
 from harness.invariants.traffic import Network
@@ -19,8 +21,6 @@ from harness.invariants.traffic import job_traffic
 from harness.invariants.traffic import pod_nic_gbps
 from harness.invariants.traffic import pod_pair_gbps
 from harness.invariants.traffic import rank_flows
-from harness.jobs import Collective
-from harness.jobs import Job
 
 ALL: tuple[Collective, ...] = ("ring", "tree", "all-to-all")
 LINE = 4 * 200 / 8  # seed-a800: 4 rails x 200 Gb/s, in GB/s

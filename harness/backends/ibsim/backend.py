@@ -29,24 +29,24 @@ from harness.backends.ibsim.net import cable_ends
 from harness.backends.ibsim.procs import UMAD2SIM
 from harness.backends.ibsim.sim import Simulation
 from harness.backends.ibsim.walk import Routes
+from harness.backends.ledger import state_root
+from harness.backends.measurement import JobRun
+from harness.backends.measurement import LinkState
+from harness.backends.measurement import Measurements
+from harness.backends.measurement import MeasurePlan
+from harness.backends.measurement import Probe
+from harness.backends.measurement import TracedPath
 from harness.backends.protocol import Capabilities
 from harness.backends.signals import ClosesOnSignals
 from harness.errors import BackendError
+from harness.fabric.jobs import Job
 from harness.fabric.model import COMPUTE_CABLE_KINDS
 from harness.fabric.model import COMPUTE_SWITCH_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
-from harness.faults import AppliedFault
-from harness.jobs import Job
-from harness.ledger import state_root
-from harness.measurement import JobRun
-from harness.measurement import LinkState
-from harness.measurement import Measurements
-from harness.measurement import MeasurePlan
-from harness.measurement import Probe
-from harness.measurement import TracedPath
-from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
-from harness.routing_spec import Routing
+from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
+from harness.fabric.routing import Routing
+from harness.faults.fault import AppliedFault
 from harness.words import plural
 
 TOOLS = ("ibsim", "opensm", "dump_lfts", "ibnetdiscover", "smpdump", "smpquery")

@@ -34,8 +34,8 @@ from harness.errors import BackendError
 from harness.errors import ScenarioError
 from harness.fabric.model import COMPUTE_SWITCH_KINDS
 from harness.fabric.model import Kind
-from harness.faults import AppliedFault
-from harness.faults import FaultKind
+from harness.faults.fault import AppliedFault
+from harness.faults.fault import FaultKind
 
 SUPPORTED_FAULTS = frozenset({FaultKind.KILL, FaultKind.DRAIN, FaultKind.CUT, FaultKind.OPTIC})
 

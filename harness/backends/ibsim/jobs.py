@@ -6,7 +6,7 @@ route every pair of the job's NICs on each rail (walked hop by hop,
 :mod:`.walk`), whether a change took down a cable the tables sent the job's
 traffic over, and how long the SM then took to write new tables (the first
 console line to its ``SUBNET UP``).  The job's fate follows the model's rule
-(:mod:`harness.timeline`) on the real clock:
+(:mod:`harness.invariants.timeline`) on the real clock:
 
 * a change that takes down a cable the job's routes cross, and after which
   OpenSM routes the job again, stalls it for the SM's measured routing time; a
@@ -41,9 +41,9 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.backends.ibsim.walk import Routes
+from harness.backends.measurement import JobRun
+from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
-from harness.jobs import Job
-from harness.measurement import JobRun
 
 Cable = frozenset[str]  # the element ids at its two ends
 

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from harness.backends.ledger import Ledger
+from harness.backends.ledger import kill_process
+from harness.backends.ledger import process_start_ticks
 from harness.errors import BackendError
-from harness.ledger import Ledger
-from harness.ledger import kill_process
-from harness.ledger import process_start_ticks
 
 UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 _GO = 'read go; exec "$@"'

@@ -63,13 +63,13 @@ from harness.backends.ibsim.tables import parse_switch_guids
 from harness.backends.ibsim.tables import parse_wiring
 from harness.backends.ibsim.walk import Routes
 from harness.backends.ibsim.walk import walk
+from harness.backends.ledger import Ledger
 from harness.backends.signals import ClosesOnSignals
 from harness.errors import BackendError
 from harness.errors import ScenarioError
 from harness.fabric.model import COMPUTE_CABLE_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
-from harness.ledger import Ledger
 
 ROUTING_ENGINES = {
     "ftree": "ftree,updn",  # OpenSM falls back to the next engine when ftree refuses

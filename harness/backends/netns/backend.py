@@ -23,7 +23,7 @@ installed); flows are iperf3 runs between the rail NICs
 Options come from the environment, so that ``harness run --backend netns`` needs
 no new flags: ``HARNESS_NETNS_SCALE`` (default 0.001: 200 Gb/s -> 200 Mb/s);
 BFD under ``routing: bgp`` is the scenario's ``routing: {bfd: ...}``
-(:mod:`harness.routing_spec`).  ``sweep_delay`` (a constructor argument, for
+(:mod:`harness.fabric.routing`).  ``sweep_delay`` (a constructor argument, for
 benchmarks) overrides the scenario's ``reroute`` as the ``sm`` sweep delay.
 """
 
@@ -35,6 +35,14 @@ import os
 import time
 from collections.abc import Sequence
 
+from harness.backends.measurement import Flow
+from harness.backends.measurement import JobRun
+from harness.backends.measurement import LinkLoss
+from harness.backends.measurement import LinkState
+from harness.backends.measurement import Measurements
+from harness.backends.measurement import MeasurePlan
+from harness.backends.measurement import Probe
+from harness.backends.measurement import TracedPath
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.faults import SUPPORTED_ELEMENTS
 from harness.backends.netns.faults import SUPPORTED_FAULTS
@@ -53,20 +61,12 @@ from harness.backends.protocol import Capabilities
 from harness.backends.signals import Closes
 from harness.errors import BackendError
 from harness.errors import ScenarioError
+from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.fabric.model import LinkKind
-from harness.faults import AppliedFault
-from harness.jobs import Job
-from harness.measurement import Flow
-from harness.measurement import JobRun
-from harness.measurement import LinkLoss
-from harness.measurement import LinkState
-from harness.measurement import Measurements
-from harness.measurement import MeasurePlan
-from harness.measurement import Probe
-from harness.measurement import TracedPath
-from harness.routing_spec import DEFAULT as DEFAULT_ROUTING
-from harness.routing_spec import Routing
+from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
+from harness.fabric.routing import Routing
+from harness.faults.fault import AppliedFault
 
 REALIZED_LINKS = frozenset(
     k.label for k in (LinkKind.ACCESS, LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE, LinkKind.STORAGE)

@@ -56,8 +56,8 @@ from harness.backends.netns.routing import compute
 from harness.errors import BackendError
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
-from harness.routing_spec import BFD_WORDS
-from harness.routing_spec import parse_bfd
+from harness.fabric.routing import BFD_WORDS
+from harness.fabric.routing import parse_bfd
 
 RTPROT_BGP = 186
 RTNH_F_DEAD = 1

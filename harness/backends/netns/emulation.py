@@ -2,7 +2,7 @@
 
 :class:`Emulation` is the realization layer under the netns backend and
 ``harness emulate``.  Everything it makes is written to the run's
-:class:`~harness.ledger.Ledger` first; :meth:`Emulation.down` (or
+:class:`~harness.backends.ledger.Ledger` first; :meth:`Emulation.down` (or
 ``harness clean`` after a crash) removes it.  Nothing of the fabric lives in
 the root namespace: the namespaces are created in-process, the veth pairs are
 created from the lower-tier namespace with the peer placed directly in the
@@ -38,6 +38,9 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.backends.ledger import Entry
+from harness.backends.ledger import Ledger
+from harness.backends.ledger import teardown_entries
 from harness.backends.netns import nsutil
 from harness.backends.netns.netlink import IFF_UP
 from harness.backends.netns.netlink import Batch
@@ -50,9 +53,6 @@ from harness.backends.netns.routing import compute
 from harness.backends.netns.routing import port_table
 from harness.errors import BackendError
 from harness.fabric.model import Fabric
-from harness.ledger import Entry
-from harness.ledger import Ledger
-from harness.ledger import teardown_entries
 
 if TYPE_CHECKING:
     from harness.backends.netns.bgp import Bgp

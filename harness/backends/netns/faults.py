@@ -48,8 +48,8 @@ from harness.backends.netns.routing import Alive
 from harness.backends.netns.routing import compute
 from harness.errors import BackendError
 from harness.fabric.model import Kind
-from harness.faults import AppliedFault
-from harness.faults import FaultKind
+from harness.faults.fault import AppliedFault
+from harness.faults.fault import FaultKind
 
 SUPPORTED_FAULTS = frozenset({"kill", "drain", "cut", "optic", "degrade", "bond-member", "flaky"})
 SUPPORTED_ELEMENTS = frozenset(

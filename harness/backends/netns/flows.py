@@ -1,6 +1,6 @@
 """Bulk flows between server namespaces with iperf3, in the fabric's units.
 
-Every flow of a :class:`~harness.measurement.FlowGroup` runs at once: an
+Every flow of a :class:`~harness.backends.measurement.FlowGroup` runs at once: an
 ``iperf3 --server --one-off`` in the destination server's namespace bound to
 the destination NIC's address, a client in the source server's namespace bound
 to the source NIC's address (so the flow leaves on that rail: the namespace's
@@ -35,6 +35,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.backends.ledger import kill_process
+from harness.backends.ledger import process_start_ticks
+from harness.backends.measurement import Flow
+from harness.backends.measurement import FlowGroup
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.emulation import running_ledger
 from harness.backends.netns.nsutil import NETNS_RUN_DIR
@@ -42,10 +46,6 @@ from harness.backends.netns.spawn import Held
 from harness.backends.netns.spawn import Ports
 from harness.backends.netns.spawn import spawn_held
 from harness.errors import BackendError
-from harness.ledger import kill_process
-from harness.ledger import process_start_ticks
-from harness.measurement import Flow
-from harness.measurement import FlowGroup
 
 PORTS = (20000, 28999)  # inside the run's namespaces; below the ephemeral range
 STREAMS_PER_GROUP = 256

@@ -32,10 +32,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.backends.ledger import Ledger
+from harness.backends.ledger import process_alive
+from harness.backends.ledger import process_start_ticks
 from harness.errors import BackendError
-from harness.ledger import Ledger
-from harness.ledger import process_alive
-from harness.ledger import process_start_ticks
 
 FRR_DIR = Path("/usr/lib/frr")
 FRR_USER = "frr"

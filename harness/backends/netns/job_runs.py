@@ -33,18 +33,18 @@ from pathlib import Path
 from typing import IO
 from typing import Any
 
+from harness.backends.ledger import kill_process
+from harness.backends.ledger import process_start_ticks
+from harness.backends.measurement import JobEnd
+from harness.backends.measurement import JobRun
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.emulation import running_ledger
 from harness.backends.netns.job_worker import RankConfig
 from harness.backends.netns.nsutil import NETNS_RUN_DIR
 from harness.backends.netns.spawn import Ports
 from harness.errors import BackendError
+from harness.fabric.jobs import Job
 from harness.fabric.model import Kind
-from harness.jobs import Job
-from harness.ledger import kill_process
-from harness.ledger import process_start_ticks
-from harness.measurement import JobEnd
-from harness.measurement import JobRun
 
 DEFAULT_ELEMENTS = 64 * 1024  # float32: 256 KB all-reduced per iteration (64 KB per rail)
 STARTUP_S = 120.0  # torch import + fork + rendezvous on a loaded 2-core host

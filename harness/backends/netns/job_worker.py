@@ -195,8 +195,8 @@ def serve(run_id: str, root: Path) -> int:
     import torch  # imported once here, shared by every fork
     import torch.distributed  # noqa: F401
 
-    from harness.ledger import Ledger
-    from harness.ledger import process_start_ticks
+    from harness.backends.ledger import Ledger
+    from harness.backends.ledger import process_start_ticks
 
     ledger = Ledger(run_id, root)
     ranks: dict[int, int | None] = {}

@@ -15,7 +15,7 @@ traffic.  Datagrams are sent in bursts of :data:`BURST`, the receiver drained
 between bursts, so neither the receiving backlog nor the socket buffer
 overflows.  The result is counted over ``sent`` packets; the runner judges it
 against the prediction with a binomial tolerance
-(:func:`harness.compare.agree_fraction`).
+(:func:`harness.observations.compare.agree_fraction`).
 """
 
 from __future__ import annotations

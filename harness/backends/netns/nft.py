@@ -36,11 +36,11 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.backends.ledger import Entry
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.nsutil import NETNS_RUN_DIR
 from harness.backends.netns.spawn import spawn
 from harness.errors import BackendError
-from harness.ledger import Entry
 
 MODULUS = 10_000  # numgen's range: the loss is realized to 0.01 %
 NFT_TIMEOUT_S = 20.0

@@ -11,18 +11,18 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.backends.ledger import Ledger
+from harness.backends.ledger import process_alive_owner
+from harness.backends.ledger import run_ids
+from harness.backends.ledger import run_is_live
+from harness.backends.ledger import state_root
+from harness.backends.ledger import teardown_entries
 from harness.backends.netns import nsutil
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.plan import DEFAULT_SCALE
 from harness.backends.signals import cleanup_on_signals
 from harness.errors import BackendError
 from harness.fabric.model import Fabric
-from harness.ledger import Ledger
-from harness.ledger import process_alive_owner
-from harness.ledger import run_ids
-from harness.ledger import run_is_live
-from harness.ledger import state_root
-from harness.ledger import teardown_entries
 
 
 @dataclass(frozen=True, slots=True)

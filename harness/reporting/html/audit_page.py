@@ -18,8 +18,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 from typing import Any
 
+from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
-from harness.jobs import Job
+from harness.planning.risk import RiskReport
 from harness.reporting.changes import AUDIT
 from harness.reporting.html.drawing import draw
 from harness.reporting.html.marks import Mark
@@ -27,11 +28,10 @@ from harness.reporting.html.marks import Marks
 from harness.reporting.html.page import ReportDir
 from harness.reporting.html.page import write_page
 from harness.reporting.html.risk_page import risk_context
-from harness.risk import RiskReport
 
 if TYPE_CHECKING:
-    from harness.importers.audit import AuditReport
-    from harness.importers.regular import RegularAudit
+    from harness.planning.audit.diff import AuditReport
+    from harness.planning.audit.regular import RegularAudit
 
 # design-free departures -> the status their subject is drawn with
 DEPARTURE_STATUS = {

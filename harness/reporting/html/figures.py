@@ -25,9 +25,9 @@ import numpy as np
 from harness.errors import BackendError
 
 if TYPE_CHECKING:
-    from harness.risk import RiskReport
-    from harness.sweep.engine import CaseResult
-    from harness.sweep.run import SweepResult
+    from harness.planning.risk import RiskReport
+    from harness.planning.sweep.engine import CaseResult
+    from harness.planning.sweep.run import SweepResult
 
 DPI = 100
 WORST_NAMED = 3

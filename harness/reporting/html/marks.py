@@ -10,7 +10,7 @@ different sources, so the drawing tells them apart), from an audit
 (:meth:`Marks.with_lost`).
 
 >>> from harness.fabric import preset
->>> from harness.faults import Fault, FaultState
+>>> from harness.faults.fault import Fault, FaultState
 >>> f = preset("seed-a800")
 >>> s = FaultState.healthy(f).inject(Fault.parse({"drain": "spine-03"}))
 >>> m = Marks.from_faults(f, [(a, "change") for a in s.applied])
@@ -29,12 +29,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from harness.fabric.model import Fabric
-from harness.faults import AppliedFault
-from harness.faults import FaultKind
+from harness.faults.fault import AppliedFault
+from harness.faults.fault import FaultKind
 
 if TYPE_CHECKING:
-    from harness.importers.audit import AuditReport
-    from harness.jobs import Job
+    from harness.fabric.jobs import Job
+    from harness.planning.audit.diff import AuditReport
 
 # Statuses, worst first: a unit drawn for several elements shows the worst one.
 STATUSES = ("failed", "missing", "wrong-rail", "drained", "degraded")

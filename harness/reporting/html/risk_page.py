@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.jobs import Job
+from harness.fabric.jobs import Job
+from harness.planning.risk import RiskReport
+from harness.planning.risk import StateSummary
 from harness.reporting.changes import CHANGE
 from harness.reporting.changes import Wording
 from harness.reporting.html.drawing import draw
@@ -16,8 +18,6 @@ from harness.reporting.html.marks import Marks
 from harness.reporting.html.page import ReportDir
 from harness.reporting.html.page import pct
 from harness.reporting.html.page import write_page
-from harness.risk import RiskReport
-from harness.risk import StateSummary
 
 TOP = 20
 

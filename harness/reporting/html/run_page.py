@@ -14,18 +14,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.analysis import Analysis
 from harness.errors import HarnessError
-from harness.faults import AppliedFault
-from harness.faults import FaultState
-from harness.observation import Observation
+from harness.faults.fault import AppliedFault
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
 from harness.reporting.html.drawing import draw
 from harness.reporting.html.marks import Marks
 from harness.reporting.html.page import ReportDir
 from harness.reporting.html.page import write_page
 from harness.reporting.outcome import RunReport
-from harness.runner import ExpectResult
-from harness.runner import ScenarioResult
+from harness.run.scenario import ExpectResult
+from harness.run.scenario import ScenarioResult
 from harness.scenario.model import Scenario
 from harness.scenario.prepare import Prepared
 from harness.scenario.prepare import prepare

@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.analysis import Analysis
-from harness.faults import FaultState
-from harness.observation import Observation
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
+from harness.planning.sweep.engine import CaseResult
+from harness.planning.sweep.run import SweepResult
 from harness.reporting.html.drawing import Drawing
 from harness.reporting.html.drawing import draw
 from harness.reporting.html.figures import pair_matrix
@@ -18,8 +20,6 @@ from harness.reporting.html.marks import Marks
 from harness.reporting.html.page import ReportDir
 from harness.reporting.html.page import pct
 from harness.reporting.html.page import write_page
-from harness.sweep.engine import CaseResult
-from harness.sweep.run import SweepResult
 
 TOP = 20
 

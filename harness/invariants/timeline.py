@@ -1,0 +1,350 @@
+"""Time and history: what a running job lives through (core layer, pure).
+
+The fault state says what is broken *now*; a training job also remembers what
+happened *before*.  A collective that stalls as long as the job's timeout
+(NCCL's IB retry window, :func:`harness.fabric.jobs.nccl_ib_timeout_s`) makes the job
+crash, and a crashed job stays crashed after the fault is repaired, until it
+is restarted.  :class:`Timeline` keeps that history on a clock:
+
+* a step takes no time, except ``wait: 40s``, which moves the clock;
+* a job is **cut off** while the fault state leaves its NICs unable to reach
+  each other (the model's job verdict).  A cut-off that lasts as long as the
+  job's timeout crashes it at ``start + timeout``; one repaired sooner (a
+  flap) is survived.  Observing the jobs (an ``expect`` step that looks at
+  them) watches them for their timeout, as a measurement does, so a job cut
+  off at that moment is seen to crash;
+* a fault that takes away a path the job's traffic uses while the job stays
+  connected (a spine killed under a cross-SU job) stalls it for the control
+  plane's **reroute delay** (the subnet manager's sweep, the BGP hold timer or
+  BFD): a ``kill``, ``cut`` or ``optic`` does; a ``drain`` does not (it is
+  routed around before its links go), nor a ``degrade`` (nothing is lost).  A
+  reroute as slow as the timeout crashes the job;
+* losing an NVSwitch, NVLink or GPU of a running job's server crashes it at
+  once (an uncorrectable NVLink error: degraded NVLink modes apply only when a
+  job starts);
+* ``restart: JOB`` (or ``all``) starts crashed jobs again where they can be
+  placed (their NICs reach each other) at that moment.
+
+*Lost* (the running job crashed) is not *unplaceable* (a new job on those
+servers cannot start now): after a repair a crashed job is lost but placeable.
+
+>>> from harness.fabric.jobs import Job
+>>> t = Timeline.start([Job("j", (0, 1), timeout=10.0)])
+>>> t = t.changed(cut_off={"j"})                  # a cable cut under the job
+>>> t.fates[0].state
+'stalled'
+>>> t = t.after(3.0, cut_off={"j"}).changed(cut_off=set())   # repaired 3 s later
+>>> t.fates[0].state, t.now                       # a flap within the timeout: survived
+('running', 3.0)
+>>> t = t.changed(cut_off={"j"}).observed()      # cut again and watched
+>>> t.fates[0].describe()
+'j crashed at t=13 s: its NICs cannot reach each other for its timeout (10 s)'
+>>> t.changed(cut_off=set()).fates[0].state      # repaired: still crashed
+'crashed'
+>>> t.changed(cut_off=set()).restarted({"j"}).fates[0].state
+'running'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Collection
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from harness.fabric.jobs import Job
+from harness.fabric.model import Fabric
+from harness.fabric.model import Kind
+from harness.fabric.model import LinkKind
+from harness.faults.fault import AppliedFault
+from harness.faults.fault import FaultKind
+from harness.invariants.analysis import Analysis
+
+JobState = Literal["running", "stalled", "crashed"]
+
+
+# Faults that take a path away and so need the control plane to reroute.
+_REROUTED = frozenset({FaultKind.KILL, FaultKind.CUT, FaultKind.OPTIC})
+# Losing one of these under a running job is an uncorrectable error.
+_IN_NODE = frozenset({Kind.GPU, Kind.NVSWITCH})
+_CUT_OFF = "its NICs cannot reach each other"
+
+
+def _s(seconds: float) -> str:
+    """Seconds for people: 34.36, 0.54, 10."""
+    return f"{seconds:.4g}"
+
+
+@dataclass(frozen=True, slots=True)
+class JobFate:
+    """A job at one moment: running, stalled (cut off since ``since``) or crashed."""
+
+    name: str
+    timeout: float
+    state: JobState = "running"
+    since: float = 0.0  # stalled: when the cut-off began; crashed: when it crashed
+    reason: str = ""
+    rerouted_s: float = 0.0  # the last reroute stall it lived through
+
+    @property
+    def lost(self) -> bool:
+        """The running job crashed."""
+        return self.state == "crashed"
+
+    @property
+    def crashed_at(self) -> float | None:
+        return self.since if self.state == "crashed" else None
+
+    def describe(self) -> str:
+        if self.state == "crashed":
+            return f"{self.name} crashed at t={_s(self.since)} s: {self.reason}"
+        if self.state == "stalled":
+            return (f"{self.name} stalled since t={_s(self.since)} s ({self.reason}); it crashes "
+                    f"at t={_s(self.since + self.timeout)} s unless repaired")  # fmt: skip
+        if self.rerouted_s:
+            return (f"{self.name} running (stalled {_s(self.rerouted_s)} s while the fabric "
+                    f"rerouted, within its timeout of {_s(self.timeout)} s)")  # fmt: skip
+        return f"{self.name} running"
+
+    def crash(self, at: float, reason: str) -> JobFate:
+        return dataclasses.replace(self, state="crashed", since=at, reason=reason)
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """The clock and every job's fate; each method returns the next timeline."""
+
+    now: float
+    fates: tuple[JobFate, ...]
+
+    @classmethod
+    def start(cls, jobs: Sequence[Job]) -> Timeline:
+        return cls(0.0, tuple(JobFate(j.name, j.timeout) for j in jobs))
+
+    def fate(self, name: str) -> JobFate:
+        for f in self.fates:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    def lost(self) -> list[str]:
+        return [f.name for f in self.fates if f.lost]
+
+    def _timed_out(self, f: JobFate, until: float) -> JobFate:
+        if f.state == "stalled" and until - f.since >= f.timeout:
+            return f.crash(f.since + f.timeout, f"{f.reason} for its timeout ({_s(f.timeout)} s)")
+        return f
+
+    def after(self, seconds: float, cut_off: Collection[str]) -> Timeline:
+        """``seconds`` pass with the fault state unchanged (jobs in ``cut_off`` stay cut off)."""
+        now = self.now + seconds
+        return Timeline(now, tuple(self._timed_out(f, now) for f in self.fates))
+
+    def changed(
+        self,
+        cut_off: Collection[str],
+        why: Mapping[str, str] | None = None,
+        stalls: Mapping[str, float] | None = None,
+        crashes: Mapping[str, str] | None = None,
+    ) -> Timeline:
+        """The fault state changed now: ``cut_off`` jobs cannot reach their peers,
+        ``stalls`` says how long each other job waits for the reroute, ``crashes``
+        which crash at once (and why)."""
+        why, stalls, crashes = why or {}, stalls or {}, crashes or {}
+        return Timeline(self.now, tuple(
+            self._change_one(f, f.name in cut_off, why, stalls, crashes) for f in self.fates
+        ))  # fmt: skip
+
+    def _change_one(
+        self,
+        f: JobFate,
+        is_cut_off: bool,
+        why: Mapping[str, str],
+        stalls: Mapping[str, float],
+        crashes: Mapping[str, str],
+    ) -> JobFate:
+        if f.state == "crashed":
+            return f
+        if f.name in crashes:
+            return f.crash(self.now, crashes[f.name])
+        if is_cut_off:
+            if f.state == "stalled":
+                return f  # the cut-off goes on
+            return dataclasses.replace(f, state="stalled", since=self.now,
+                                       reason=why.get(f.name, _CUT_OFF))  # fmt: skip
+        back = dataclasses.replace(f, state="running", since=0.0, reason="", rerouted_s=0.0)
+        stall = stalls.get(f.name, 0.0)
+        if stall >= f.timeout:
+            return back.crash(self.now + f.timeout,
+                              f"the reroute takes {_s(stall)} s, as long as its timeout "
+                              f"({_s(f.timeout)} s) or longer")  # fmt: skip
+        return dataclasses.replace(back, rerouted_s=stall) if stall > 0 else back
+
+    def observed(self) -> Timeline:
+        """The jobs are watched for their timeout: a stalled job is seen to crash."""
+        return Timeline(self.now, tuple(self._timed_out(f, math.inf) for f in self.fates))
+
+    def restarted(self, names: Collection[str], cut_off: Collection[str] = ()) -> Timeline:
+        """Crashed jobs in ``names`` start again, unless they cannot be placed now."""
+        return Timeline(self.now, tuple(
+            JobFate(f.name, f.timeout)
+            if f.state == "crashed" and f.name in names and f.name not in cut_off else f
+            for f in self.fates
+        ))  # fmt: skip
+
+
+# -- what a job's traffic uses ------------------------------------------------------------
+def traffic_links(fabric: Fabric, job: Job) -> frozenset[int]:
+    """The fabric links a job's collectives may cross.
+
+    Every access link of its rail NICs; per rail whose NICs sit under two or
+    more leaves, those leaves' uplinks; if those leaves are in two or more
+    pods, the uplinks of the spines above them.  (Traffic within one leaf, or
+    between rails of one server over NVLink, never reaches a spine.)
+    """
+    f = fabric
+    servers = set(job.servers)
+    nic_mask = (f.kind == int(Kind.NIC)) & np.isin(f.parent, list(servers))
+    access = np.flatnonzero(f.link_kind == int(LinkKind.ACCESS))
+    a_is_nic = nic_mask[f.link_a[access]]
+    b_is_nic = nic_mask[f.link_b[access]]
+    mine = access[a_is_nic | b_is_nic]
+    out: set[int] = set(mine.tolist())
+    leaves_per_rail: dict[int, set[int]] = {}
+    for link in mine.tolist():
+        a, b = int(f.link_a[link]), int(f.link_b[link])
+        nic, leaf = (a, b) if nic_mask[a] else (b, a)
+        leaves_per_rail.setdefault(int(f.rail[nic]), set()).add(leaf)
+    up = np.flatnonzero(f.link_kind == int(LinkKind.LEAF_SPINE))
+    core = np.flatnonzero(f.link_kind == int(LinkKind.SPINE_CORE))
+    for leaves in leaves_per_rail.values():
+        if len(leaves) < 2:
+            continue
+        lv = np.array(sorted(leaves))
+        ups = up[np.isin(f.link_a[up], lv) | np.isin(f.link_b[up], lv)]
+        out |= set(ups.tolist())
+        if len({int(f.pod[x]) for x in leaves}) >= 2 and core.size:
+            spines = np.union1d(f.link_a[ups], f.link_b[ups])
+            out |= set(core[np.isin(f.link_a[core], spines) | np.isin(f.link_b[core], spines)]
+                       .tolist())  # fmt: skip
+    return frozenset(out)
+
+
+def fault_links(fabric: Fabric, applied: AppliedFault) -> frozenset[int]:
+    """The links a fault takes down: its own, and every link of what it kills."""
+    out = {link for link, factor in zip(applied.links, applied.factors, strict=False)
+           if factor <= 0}  # fmt: skip
+    if not applied.factors:
+        out |= set(applied.links)
+    for e in applied.elements:
+        out |= set(fabric.links_at(e).tolist())
+    return frozenset(out)
+
+
+def reroute_stall(
+    fabric: Fabric, applied: AppliedFault, uses: frozenset[int], reroute_s: float
+) -> float:
+    """How long ``applied`` stalls ``job`` while the control plane reroutes (0: not at all)."""
+    if applied.fault.kind not in _REROUTED or reroute_s <= 0:
+        return 0.0
+    return reroute_s if fault_links(fabric, applied) & uses else 0.0
+
+
+def in_node_crash(fabric: Fabric, applied: AppliedFault, job: Job) -> str | None:
+    """Why ``applied`` crashes a running job at once (an NVLink error), or ``None``."""
+    f = fabric
+    servers = set(job.servers)
+    if applied.fault.kind in (FaultKind.KILL, FaultKind.DRAIN):
+        for e in applied.elements:
+            if Kind(int(f.kind[e])) in _IN_NODE and int(f.parent[e]) in servers:
+                return f"{Kind(int(f.kind[e])).label} {f.ids[e]} lost under the running job"
+    if applied.fault.kind in (FaultKind.CUT, FaultKind.DEGRADE, FaultKind.KILL):
+        for link in applied.links:
+            if f.link_kind[link] != int(LinkKind.NVLINK):
+                continue
+            a = int(f.link_a[link])
+            owner = int(f.parent[a]) if f.parent[a] >= 0 else int(f.parent[int(f.link_b[link])])
+            if owner in servers:
+                return f"NVLink {f.link_ids[link]} lost under the running job"
+    return None
+
+
+# -- a fault state change, as the model sees it --------------------------------------------
+def cut_off(a: Analysis) -> tuple[frozenset[str], dict[str, str]]:
+    """The jobs whose NICs cannot reach each other in ``a``'s fault state, and why."""
+    lost = [v for v in a.verdicts if v.lost]
+    return frozenset(v.name for v in lost), {v.name: v.reasons[0] for v in lost if v.reasons}
+
+
+def after_change(
+    t: Timeline,
+    a: Analysis,
+    applied: AppliedFault | None,
+    reroute_s: float,
+    uses: Mapping[str, frozenset[int]],
+) -> Timeline:
+    """``t`` after the fault state became ``a``'s (by injecting ``applied``, or a restore)."""
+    names, why = cut_off(a)
+    stalls: dict[str, float] = {}
+    crashes: dict[str, str] = {}
+    if applied is not None:
+        for job in a.jobs:
+            stalls[job.name] = reroute_stall(a.fabric, applied, uses.get(job.name, frozenset()),
+                                             reroute_s)  # fmt: skip
+            crash = in_node_crash(a.fabric, applied, job)
+            if crash is not None:
+                crashes[job.name] = crash
+    return t.changed(names, why, stalls, crashes)
+
+
+def traffic_of(fabric: Fabric, jobs: Sequence[Job]) -> dict[str, frozenset[int]]:
+    """:func:`traffic_links` of every job, by name."""
+    return {job.name: traffic_links(fabric, job) for job in jobs}
+
+
+# -- a change applied at once, as a pre-change risk check sees it -------------------------
+def crashed_by_change(
+    before: Analysis, after: Analysis, change: Sequence[AppliedFault], reroute_s: float
+) -> dict[str, str]:
+    """The jobs running before ``change`` that it crashes though they stay connected.
+
+    The jobs that can run before the change (connected in ``before``'s state)
+    live through all of ``change`` at once: each fault that takes away a path
+    their traffic uses stalls them for ``reroute_s`` (a drain never does), and
+    a GPU, NVSwitch or NVLink lost under them crashes them.  A job cut off in
+    ``after`` is left out: the connectivity verdict already loses it.  Returns
+    each crashed job with why.
+    """
+    running = [j for j in before.jobs if j.name not in set(before.jobs_lost())]
+    if not running or not change:
+        return {}
+    uses = traffic_of(before.fabric, running)
+    stalls = {j.name: max(reroute_stall(before.fabric, a, uses[j.name], reroute_s)
+                          for a in change) for j in running}  # fmt: skip
+    crashes: dict[str, str] = {}
+    for j in running:
+        why = next(filter(None, (in_node_crash(before.fabric, a, j) for a in change)), None)
+        if why is not None:
+            crashes[j.name] = why
+    gone, _ = cut_off(after)
+    t = Timeline.start(running).changed(gone, stalls=stalls, crashes=crashes).observed()
+    return {f.name: f.reason for f in t.fates if f.lost and f.name not in gone}
+
+
+def reroute_fragile(
+    fabric: Fabric, jobs: Sequence[Job], reroute_s: float, skip: Collection[str] = ()
+) -> dict[str, frozenset[int]]:
+    """The jobs (not in ``skip``) a reroute of ``reroute_s`` crashes, with their traffic links.
+
+    A job whose timeout is no longer than the control plane's reroute crashes
+    when any further kill, cut or optic takes away a link its traffic uses.
+    """
+    if reroute_s <= 0:
+        return {}
+    fragile = [j for j in jobs if j.timeout <= reroute_s and j.name not in skip]
+    return traffic_of(fabric, fragile)

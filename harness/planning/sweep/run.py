@@ -1,0 +1,291 @@
+"""Run a failure sweep: enumerate cases, evaluate them (locally, in processes or on
+a Dask cluster), and summarize.  Pure apart from the executors it is handed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import math
+import time
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from dataclasses import field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from harness.fabric.jobs import Job
+from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
+from harness.fabric.model import Fabric
+from harness.fabric.routing import PathRule
+from harness.faults.fault import Fault
+from harness.faults.fault import FaultState
+from harness.invariants.traffic import DEFAULT_FORWARDING
+from harness.invariants.traffic import Forwarding
+from harness.planning.sweep.cases import DEFAULT_CATEGORIES
+from harness.planning.sweep.cases import sampled_pairs
+from harness.planning.sweep.cases import single_failures
+from harness.planning.sweep.cases import switch_pairs
+from harness.planning.sweep.engine import CaseEvaluator
+from harness.planning.sweep.engine import CaseResult
+from harness.planning.sweep.engine import Failure
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSpec:
+    """Everything a worker needs to rebuild the evaluator (picklable)."""
+
+    fabric: Fabric | str  # a Fabric, or a preset name / fabric file path
+    jobs: tuple[JobSpec, ...] = ()
+    state: tuple[Fault, ...] = ()
+    categories: tuple[str, ...] = DEFAULT_CATEGORIES
+    depth: int = 1
+    pair_sample: int = 1000
+    seed: int = 0
+    bisection: bool = False
+    fabric_params: tuple[tuple[str, Any], ...] = ()
+    forwarding: Forwarding = DEFAULT_FORWARDING  # how flows spread over uplinks (bandwidth)
+    paths: PathRule = "up-down"  # which routes exist (routing: {paths: ...})
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    fabric: Fabric
+    spec: SweepSpec
+    cases: tuple[CaseResult, ...]
+    sampled_pairs: int
+    seconds: float
+    exact_cases: int
+    jobs: tuple[Job, ...] = field(default=())
+
+    @property
+    def disconnecting(self) -> int:
+        """Cases that disconnect at least one GPU pair (PXN allowed)."""
+        return sum(1 for c in self.cases if c.pairs_disconnected > 0)
+
+    @property
+    def job_losing(self) -> int:
+        return sum(1 for c in self.cases if c.jobs_lost)
+
+    def ranked(self) -> list[CaseResult]:
+        """The cases, worst first: most jobs lost, most GPU pairs cut, then the lowest bus
+        bandwidth, uplink and storage ratios (a stable order: ties keep the sweep's)."""
+        return list(self._ranked)
+
+    @cached_property
+    def _ranked(self) -> tuple[CaseResult, ...]:
+        cs = self.cases
+        keys = (
+            np.array([c.storage_ratio for c in cs], dtype=np.float64),
+            np.array([c.leaf_uplink_ratio for c in cs], dtype=np.float64),
+            np.array([c.min_busbw_ratio for c in cs], dtype=np.float64),
+            -np.array([c.pairs_disconnected for c in cs], dtype=np.int64),
+            -np.array([len(c.jobs_lost) for c in cs], dtype=np.int64),
+        )  # np.lexsort: the last key first, stable
+        return tuple(cs[i] for i in np.lexsort(keys).tolist()) if cs else ()
+
+    def by_category(self) -> dict[str, tuple[int, int, int]]:
+        """Category -> (cases, disconnecting, job-losing)."""
+        return dict(self._by_category)
+
+    @cached_property
+    def _by_category(self) -> dict[str, tuple[int, int, int]]:
+        out: dict[str, list[int]] = {}
+        for c in self.cases:
+            row = out.setdefault(c.category(self.fabric), [0, 0, 0])
+            row[0] += 1
+            row[1] += c.pairs_disconnected > 0
+            row[2] += bool(c.jobs_lost)
+        return {k: (v[0], v[1], v[2]) for k, v in out.items()}
+
+
+def build_fabric_for(spec: SweepSpec) -> Fabric:
+    if isinstance(spec.fabric, Fabric):
+        return spec.fabric
+    return _fabric_by_name(spec.fabric, spec.fabric_params)
+
+
+@functools.lru_cache(maxsize=4)
+def _fabric_by_name(name: str, params: tuple[tuple[str, Any], ...]) -> Fabric:
+    from pathlib import Path
+
+    from harness.fabric.presets import PRESETS
+    from harness.fabric.presets import preset
+
+    if name in PRESETS:
+        return preset(name, **dict(params))
+    from harness.fabric.fabric_file import load_fabric_file
+
+    return load_fabric_file(Path(name), overrides=dict(params))
+
+
+def enumerate_cases(fabric: Fabric, spec: SweepSpec) -> tuple[list[tuple[Failure, ...]], int]:
+    """The cases of a sweep and how many of them are sampled pairs."""
+    singles = single_failures(fabric, spec.categories)
+    cases: list[tuple[Failure, ...]] = [(x,) for x in singles]
+    sampled = 0
+    if spec.depth >= 2:
+        if "switches" in spec.categories:
+            cases.extend(switch_pairs(fabric))
+        pairs = sampled_pairs(fabric, singles, spec.pair_sample, spec.seed)
+        sampled = len(pairs)
+        cases.extend(pairs)
+    return cases, sampled
+
+
+@functools.lru_cache(maxsize=2)
+def _evaluator(spec: SweepSpec) -> tuple[CaseEvaluator, list[tuple[Failure, ...]], int]:
+    fabric = build_fabric_for(spec)
+    jobs = resolve_jobs(spec.jobs, fabric)
+    state = FaultState.healthy(fabric)
+    for fault in spec.state:
+        state = state.inject(fault)
+    ev = CaseEvaluator(
+        fabric, jobs, state, bisection=spec.bisection, forwarding=spec.forwarding, paths=spec.paths
+    )
+    ev.prepare()
+    cases, sampled = enumerate_cases(fabric, spec)
+    return ev, cases, sampled
+
+
+def evaluate_shard(spec: SweepSpec, start: int, stop: int) -> tuple[list[CaseResult], int]:
+    """Evaluate cases[start:stop] (runs in a worker process or on a Dask worker)."""
+    ev, cases, _ = _evaluator(spec)
+    before = ev.exact_cases
+    out = _evaluate(ev, cases[start:stop])
+    return out, ev.exact_cases - before
+
+
+def _evaluate(ev: CaseEvaluator, cases: Sequence[tuple[Failure, ...]]) -> list[CaseResult]:
+    """Singles in bulk (same answers, vectorized), pairs one by one, order kept."""
+    singles = [c[0] for c in cases if len(c) == 1]
+    if len(singles) == len(cases):  # a depth-1 sweep
+        return ev.evaluate_singles(singles)
+    bulk = iter(ev.evaluate_singles(singles))
+    return [next(bulk) if len(c) == 1 else ev.evaluate(c) for c in cases]
+
+
+def _collect(
+    futures: Sequence[Any], results: list[CaseResult], total: int, progress: Progress | None
+) -> int:
+    """Gather shard results in order (Dask and concurrent.futures alike); count exact cases."""
+    exact = 0
+    for fut in futures:
+        part, n_exact = fut.result()
+        results.extend(part)
+        exact += n_exact
+        if progress:
+            progress(len(results), total)
+    return exact
+
+
+def _shards(n: int, parts: int) -> list[tuple[int, int]]:
+    size = max(1, math.ceil(n / max(parts, 1)))
+    return [(i, min(i + size, n)) for i in range(0, n, size)]
+
+
+def run_sweep(
+    spec: SweepSpec,
+    *,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: Progress | None = None,
+) -> SweepResult:
+    """Run a sweep locally (``workers`` processes) or on a Dask cluster (``scheduler``)."""
+    with paused_gc():
+        return _run_sweep(spec, workers=workers, scheduler=scheduler, progress=progress)
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a sweep runs.
+
+    A sweep allocates hundreds of thousands of acyclic objects (cases,
+    results) on top of a fabric of millions; every full collection walks them
+    all, for nothing (clos-100k: 2.3 s of 11 s of CPU).  What cycles there are
+    get collected once it is back on.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _run_sweep(
+    spec: SweepSpec,
+    *,
+    workers: int,
+    scheduler: str | None,
+    progress: Progress | None,
+) -> SweepResult:
+    start = time.perf_counter()
+    fabric = build_fabric_for(spec)
+    if scheduler is None and workers <= 1:
+        ev, cases, sampled = _evaluator(spec)  # enumerates the cases once, for both
+    else:
+        cases, sampled = enumerate_cases(fabric, spec)
+    jobs = resolve_jobs(spec.jobs, fabric)
+    total = len(cases)
+    results: list[CaseResult] = []
+    exact = 0
+    if scheduler is None and workers <= 1:
+        before = ev.exact_cases
+        step = max(10_000, total // 50)  # progress in about 50 steps; small sweeps in one
+        for i in range(0, total, step):
+            results.extend(_evaluate(ev, cases[i : i + step]))
+            if progress:
+                progress(len(results), total)
+        exact = ev.exact_cases - before
+    else:
+        shards = _shards(total, (workers if scheduler is None else 8) * 4)
+        if scheduler is not None:
+            from distributed import Client
+
+            with Client(scheduler) as client:  # type: ignore[no-untyped-call]
+                futures = client.map(
+                    evaluate_shard, [spec] * len(shards), [a for a, _ in shards],
+                    [b for _, b in shards], pure=False,
+                )  # fmt: skip
+                exact = _collect(futures, results, total, progress)
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                futs = [pool.submit(evaluate_shard, spec, a, b) for a, b in shards]
+                exact = _collect(futs, results, total, progress)
+    return SweepResult(
+        fabric, spec, tuple(results), sampled, time.perf_counter() - start, exact, jobs
+    )
+
+
+def sweep(
+    fabric: Fabric,
+    jobs: Sequence[JobSpec] = (JobSpec(per_su=True),),
+    *,
+    elements: Sequence[str] = DEFAULT_CATEGORIES,
+    depth: int = 1,
+    state: Sequence[Fault] = (),
+    bisection: bool = False,
+    pair_sample: int = 1000,
+    seed: int = 0,
+) -> SweepResult:
+    """Python API: sweep single (and with ``depth=2`` paired) failures of a fabric.
+
+    >>> from harness.fabric import preset
+    >>> r = sweep(preset("seed-a800"), elements=["switches"])
+    >>> len(r.cases), r.job_losing, r.disconnecting
+    (60, 40, 0)
+    """
+    spec = SweepSpec(fabric, tuple(jobs), tuple(state), tuple(elements), depth, pair_sample,
+                     seed, bisection)  # fmt: skip
+    return run_sweep(spec)

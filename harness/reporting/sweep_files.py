@@ -1,0 +1,90 @@
+"""Sweep output: JSON document, CSV rows and a PNG (edge layer: writes files)."""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from harness.planning.sweep.engine import CaseResult
+from harness.planning.sweep.run import SweepResult
+
+COLUMNS = (
+    "case", "category", "gpu_pairs_disconnected", "gpu_pairs_disconnected_no_pxn",
+    "jobs_lost", "leaf_uplink_ratio", "min_busbw_ratio", "storage_ratio", "bisection_ratio",
+    "exact",
+)  # fmt: skip
+
+
+def row(result: SweepResult, c: CaseResult) -> dict[str, Any]:
+    f = result.fabric
+    return {
+        "case": c.label(),
+        "failures": [{"fault": x.fault, "id": x.id} for x in c.failures],
+        "category": c.category(f),
+        "gpu_pairs_disconnected": c.pairs_disconnected,
+        "gpu_pairs_disconnected_no_pxn": c.pairs_disconnected_direct,
+        "jobs_lost": list(c.jobs_lost),
+        "leaf_uplink_ratio": round(c.leaf_uplink_ratio, 6),
+        "min_busbw_ratio": round(c.min_busbw_ratio, 6),
+        "storage_ratio": round(c.storage_ratio, 6),
+        "bisection_ratio": None if c.bisection_ratio is None else round(c.bisection_ratio, 6),
+        "exact": c.exact,
+        "reasons": list(c.reasons),
+    }
+
+
+def to_json(result: SweepResult) -> dict[str, Any]:
+    spec = result.spec
+    return {
+        "fabric": result.fabric.name,
+        "elements": list(spec.categories),
+        "depth": spec.depth,
+        "routing": {"paths": spec.paths, "forwarding": spec.forwarding},
+        "jobs": [j.name for j in result.jobs],
+        "cases": len(result.cases),
+        "disconnecting": result.disconnecting,
+        "job_losing": result.job_losing,
+        "sampled_pairs": result.sampled_pairs,
+        "pair_sample_seed": spec.seed if spec.depth >= 2 else None,
+        "exact_cases": result.exact_cases,
+        "seconds": round(result.seconds, 4),
+        "by_category": {
+            k: {"cases": v[0], "disconnecting": v[1], "job_losing": v[2]}
+            for k, v in result.by_category().items()
+        },
+        "rows": [row(result, c) for c in result.ranked()],
+    }
+
+
+def write_csv(result: SweepResult, path: Path) -> None:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=[*COLUMNS, "reasons"])
+        w.writeheader()
+        for c in result.ranked():
+            r = row(result, c)
+            del r["failures"]  # the structured form of "case" (ids), for JSON
+            r["jobs_lost"] = " ".join(r["jobs_lost"])
+            r["reasons"] = " | ".join(r["reasons"])
+            w.writerow(r)
+
+
+def plot(result: SweepResult, path: Path) -> None:
+    """The impact of single failures by category (strip plots of bus bandwidth, leaf
+    uplinks and jobs lost, worst cases named) and, at depth 2, the pair matrix by
+    category; see :mod:`harness.reporting.html.figures`."""
+    from harness.reporting.html.figures import sweep_figure
+    from harness.reporting.html.sweep_page import base_lost
+    from harness.reporting.html.sweep_page import base_state
+
+    sweep_figure(result, path, base_lost=base_lost(result, base_state(result)))
+
+
+def category_lines(result: SweepResult) -> list[tuple[str, int, int, int]]:
+    grouped: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for k, (n, d, j) in result.by_category().items():
+        grouped[k][0] += n
+        grouped[k][1] += d
+        grouped[k][2] += j
+    return [(k, *v) for k, v in sorted(grouped.items())]  # type: ignore[misc]
