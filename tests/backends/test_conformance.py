@@ -3,15 +3,24 @@
 Parametrized over :func:`harness.backends.available_backends` -- the model
 everywhere, ``netns`` (and the others) wherever they can run, which CI
 arranges -- so a new backend is checked by registering it, nothing more.
-Each test builds a small two-tier fabric (2 SUs x 2 servers, 8 leaves, 2
-spines, storage) and checks what ``docs/backends.md`` promises: the life
-cycle, honest capabilities (every fault kind it claims measures as the model
-predicts and reverts; every one it does not claim skips the scenario),
-measurements keyed by the fabric's own ids, and reverts in reverse order.
+The tests check what ``docs/backends.md`` promises on a small two-tier fabric
+(2 SUs x 2 servers, 8 leaves, 2 spines, storage): the life cycle, honest
+capabilities (every fault kind it claims measures as the model predicts and
+reverts; every one it does not claim skips the scenario), measurements keyed by
+the fabric's own ids, and reverts in reverse order.
+
+The fabric is realized once per backend case and shared by the tests that break
+it (the ``up`` fixture), as FRR's topotests share a topology: after each test
+whatever it left injected is reverted, crashed jobs are restarted, and the
+healthy fabric is measured and compared with the model before the next test
+starts (a failed check rebuilds it).  Only the life-cycle tests build their own.
+All of a case's tests run in one xdist worker (``xdist_group``, with
+``--dist loadgroup``), so the fabric is built once per run.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from collections.abc import Sequence
 from types import TracebackType
@@ -97,22 +106,46 @@ CASES = [
 
 
 def _case(name: str, control: str, flows: bool) -> Any:
-    """A backend that measures flows with real TCP runs its tests alone (tests/conftest.py)."""
+    """A backend that measures flows with real TCP runs its tests alone (tests/conftest.py);
+    a case's tests share one worker, where its fabric is built once (``up``)."""
+    case = name if control == "sm" else f"{name}-{control}"
+    marks = [pytest.mark.xdist_group(f"conformance-{case}")]
     return pytest.param(
-        (name, control),
-        id=name if control == "sm" else f"{name}-{control}",
-        marks=[pytest.mark.alone] if flows else [],
+        (name, control), id=case, marks=[*marks, pytest.mark.alone] if flows else marks
     )
 
 
-@pytest.fixture(params=[_case(*c) for c in CASES])
-def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
-    name, control = request.param
+PARAMS_BY_CASE = [_case(*c) for c in CASES]
+
+
+def _make(name: str, control: str) -> Backend:
     be = make_backend(name)
-    if control != "sm":
-        be = Routed(be, Routing(control))
+    return be if control == "sm" else Routed(be, Routing(control))
+
+
+@pytest.fixture(params=PARAMS_BY_CASE)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    """A new backend of the case, not applied yet: for the tests of the life cycle."""
+    be = _make(*request.param)
     yield be
     be.close()
+
+
+@pytest.fixture(scope="module", params=PARAMS_BY_CASE)
+def live(request: pytest.FixtureRequest) -> Iterator[Shared]:
+    """The case's conformance fabric, realized and settled once for the module."""
+    shared = Shared(_make(*request.param), request.param)
+    with shared:
+        shared.build()
+        yield shared
+
+
+@pytest.fixture
+def up(live: Shared) -> Iterator[Shared]:
+    """The shared healthy fabric; afterwards put back and verified healthy (see the docstring)."""
+    live.calls.clear()
+    yield live
+    live.reset()
 
 
 def plan_for(a: Analysis, caps: Capabilities) -> MeasurePlan:
@@ -169,16 +202,14 @@ def test_close_is_safe_before_apply_and_twice(backend: Backend) -> None:
     backend.close()
 
 
-def test_the_healthy_fabric_measures_as_described(backend: Backend) -> None:
-    with backend as be:
-        be.apply(FABRIC, JOBS)
-        seconds = be.settle(SETTLE)
-        assert isinstance(seconds, float)
-        assert 0.0 <= seconds <= SETTLE
-        m = measure_and_compare(be, FaultState.healthy(FABRIC))
+def test_the_healthy_fabric_measures_as_described(up: Shared) -> None:
+    seconds = up.settle(SETTLE)
+    assert isinstance(seconds, float)
+    assert 0.0 <= seconds <= SETTLE
+    m = measure_and_compare(up, FaultState.healthy(FABRIC))
     # keyed by the fabric's own ids, and nothing that was not asked for
-    plan = plan_for(analysis(FaultState.healthy(FABRIC)), backend.capabilities)
-    assert m.backend == backend.name
+    plan = plan_for(analysis(FaultState.healthy(FABRIC)), up.capabilities)
+    assert m.backend == up.name
     asked = set(plan.probes)
     assert {(p.src, p.dst) for p in m.probes} <= asked
     for p in m.probes:
@@ -199,73 +230,61 @@ def _applied(raw: Any) -> AppliedFault:
 
 
 @pytest.mark.parametrize("kind", list(FAULTS))
-def test_every_claimed_fault_measures_as_predicted_and_reverts(backend: Backend, kind: str) -> None:
+def test_every_claimed_fault_measures_as_predicted_and_reverts(up: Shared, kind: str) -> None:
     applied = _applied(FAULTS[kind])
-    why = backend.capabilities.unsupported(applied, FABRIC)
+    why = up.capabilities.unsupported(applied, FABRIC)
     if why is not None:  # not claimed: the runner must skip, never attempt it
         checks = ExpectStep((Expectation("jobs_lost", Expect.parse(0)),))
         sc = Scenario("unsupported", "d", REF, (InjectStep(Fault.parse(FAULTS[kind])), checks),
-                      (JobSpec(per_su=True),), backends=(backend.name,))  # fmt: skip
-        result = run_scenario(sc, backend)
+                      (JobSpec(per_su=True),), backends=(up.name,))  # fmt: skip
+        with _make(*up.case) as fresh:  # the runner closes what it ran on
+            result = run_scenario(sc, fresh)
         assert result.status == "skipped"
-        assert result.error == f"not supported on {backend.name}: {why}"
+        assert result.error == f"not supported on {up.name}: {why}"
         return
-    with backend as be:
-        be.apply(FABRIC, JOBS)
-        be.settle(SETTLE)
-        healthy = FaultState.healthy(FABRIC)
-        measure_and_compare(be, healthy)
-        be.inject(applied)
-        be.settle(SETTLE)
-        measure_and_compare(be, healthy.inject(applied))
-        be.revert(applied)
-        be.settle(SETTLE)
-        be.restart([j.name for j in JOBS])  # a job the fault crashed stays down until then
-        measure_and_compare(be, healthy)
+    be = up
+    healthy = FaultState.healthy(FABRIC)
+    measure_and_compare(be, healthy)
+    be.inject(applied)
+    be.settle(SETTLE)
+    measure_and_compare(be, healthy.inject(applied))
+    be.revert(applied)
+    be.settle(SETTLE)
+    be.restart([j.name for j in JOBS])  # a job the fault crashed stays down until then
+    measure_and_compare(be, healthy)
 
 
-def test_a_crashed_job_stays_down_until_restarted(backend: Backend) -> None:
+def test_a_crashed_job_stays_down_until_restarted(up: Shared) -> None:
     plan = MeasurePlan(jobs=tuple(j.name for j in JOBS))
-    if "jobs" not in backend.capabilities.measurements:  # it must say so when asked
-        with backend as be:
-            be.apply(FABRIC, JOBS)
-            be.settle(SETTLE)
-            with pytest.raises(BackendError):
-                be.measure(plan)
+    if "jobs" not in up.capabilities.measurements:  # it must say so when asked
+        with pytest.raises(BackendError):
+            up.measure(plan)
         return
     leaf = _applied({"kill": "su01/leaf-r0"})
-    if backend.capabilities.unsupported(leaf, FABRIC) is not None:
+    if up.capabilities.unsupported(leaf, FABRIC) is not None:
         leaf = _applied({"cut": FABRIC.link_ids[_link(LinkKind.ACCESS)]})
-    with backend as be:
-        be.apply(FABRIC, JOBS)
-        be.settle(SETTLE)
-        be.inject(leaf)
-        be.settle(SETTLE)
-        assert not be.measure(plan).job("su01").alive  # type: ignore[union-attr]
-        be.revert(leaf)
-        be.settle(SETTLE)
-        back = be.measure(plan).job("su01")
-        assert back is not None
-        assert not back.alive, "a repaired fabric does not bring a crashed job back"
-        be.restart(["su01"])
-        be.settle(SETTLE)
-        assert all(r.alive for r in be.measure(plan).jobs)
+    up.inject(leaf)
+    up.settle(SETTLE)
+    assert not up.measure(plan).job("su01").alive  # type: ignore[union-attr]
+    up.revert(leaf)
+    up.settle(SETTLE)
+    back = up.measure(plan).job("su01")
+    assert back is not None
+    assert not back.alive, "a repaired fabric does not bring a crashed job back"
+    up.restart(["su01"])
+    up.settle(SETTLE)
+    assert all(r.alive for r in up.measure(plan).jobs)
 
 
 @pytest.mark.parametrize("target", KILLS)
-def test_kills_it_claims_work_and_the_others_skip(backend: Backend, target: str) -> None:
+def test_kills_it_claims_work_and_the_others_skip(up: Shared, target: str) -> None:
     applied = _applied({"kill": target})
-    if backend.capabilities.unsupported(applied, FABRIC) is not None:
-        assert (
-            Kind(int(FABRIC.kind[applied.elements[0]])).label not in backend.capabilities.elements
-        )
+    if up.capabilities.unsupported(applied, FABRIC) is not None:
+        assert Kind(int(FABRIC.kind[applied.elements[0]])).label not in up.capabilities.elements
         return
-    with backend as be:
-        be.apply(FABRIC, JOBS)
-        be.settle(SETTLE)
-        be.inject(applied)
-        be.settle(SETTLE)
-        measure_and_compare(be, FaultState.healthy(FABRIC).inject(applied))
+    up.inject(applied)  # reverted after the test (``up``)
+    up.settle(SETTLE)
+    measure_and_compare(up, FaultState.healthy(FABRIC).inject(applied))
 
 
 class Recording:
@@ -334,6 +353,58 @@ class Routed(Recording):
         self, fabric: Fabric, jobs: Sequence[Job] = (), *, routing: Routing = DEFAULT_ROUTING
     ) -> None:
         super().apply(fabric, jobs, routing=self.routing)
+
+
+class Shared(Recording):
+    """The shared fabric of one backend case: knows what is injected, and puts it back.
+
+    :meth:`reset` reverts what a test left injected (newest first), restarts the jobs
+    that crashed, and measures the healthy fabric against the model (every measurement
+    the backend has but flows, which the tests that measure them compare themselves).
+    If any of that fails the fabric is rebuilt before the error is raised, so the next
+    test starts healthy either way.
+    """
+
+    def __init__(self, inner: Backend, case: tuple[str, str]) -> None:
+        super().__init__(inner)
+        self.case = case  # (backend name, control plane)
+        self.injected: list[AppliedFault] = []
+
+    def build(self) -> None:
+        self.apply(FABRIC, JOBS)
+        self.settle(SETTLE)
+
+    def inject(self, fault: AppliedFault) -> None:
+        super().inject(fault)
+        self.injected.append(fault)
+
+    def revert(self, fault: AppliedFault) -> None:
+        super().revert(fault)
+        self.injected = [f for f in self.injected if f is not fault]
+
+    def reset(self) -> None:
+        try:
+            for fault in reversed(self.injected):
+                self.revert(fault)
+            self.settle(SETTLE)
+            healthy = analysis(FaultState.healthy(FABRIC))
+            plan = dataclasses.replace(plan_for(healthy, self.capabilities), flows=())
+            if plan.jobs:
+                crashed = [r.name for r in self.measure(MeasurePlan(jobs=plan.jobs)).jobs
+                           if not r.alive]  # fmt: skip
+                if crashed:
+                    self.restart(crashed)
+                    self.settle(SETTLE)
+            m = self.measure(plan)
+            assert m.missing(plan) == []
+            assert disagreements(predict_measurements(healthy, plan), m) == [], (
+                "the shared fabric is not healthy after the test's faults were reverted"
+            )
+        except BaseException:
+            self.injected = []
+            self.close()
+            self.build()
+            raise
 
 
 def test_the_runner_reverts_in_reverse_order(backend: Backend) -> None:
