@@ -97,7 +97,7 @@ CASES = [
 
 
 def _case(name: str, control: str, flows: bool) -> Any:
-    """A backend that measures flows with real TCP runs its tests alone (tests/conftest.py)."""
+    """A backend that measures flows with real TCP runs its tests alone (tests/support/alone.py)."""
     return pytest.param(
         (name, control),
         id=name if control == "sm" else f"{name}-{control}",
