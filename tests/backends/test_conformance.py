@@ -106,7 +106,7 @@ CASES = [
 
 
 def _case(name: str, control: str, flows: bool) -> Any:
-    """A backend that measures flows with real TCP runs its tests alone (tests/conftest.py);
+    """A backend that measures flows with real TCP runs its tests alone (tests/support/alone.py);
     a case's tests share one worker, where its fabric is built once (``up``)."""
     case = name if control == "sm" else f"{name}-{control}"
     marks = [pytest.mark.xdist_group(f"conformance-{case}")]

@@ -12,8 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from backend_fakes import LimitedBackend
-from backend_fakes import LyingBackend
 
 import harness.backends
 import harness.run.scenario
@@ -32,6 +30,8 @@ from harness.scenario.model import InjectStep
 from harness.scenario.model import Location
 from harness.scenario.model import RestoreStep
 from harness.scenario.model import Scenario
+from tests.backends.backend_fakes import LimitedBackend
+from tests.backends.backend_fakes import LyingBackend
 
 SMALL = FabricRef(
     generator="two-tier",
@@ -243,9 +243,10 @@ def test_cli_preflight_failure_is_an_environment_error(
 
 @pytest.fixture
 def limited_netns(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Register ``backend_fakes`` (a LimitedBackend) as the netns backend."""
+    """Register ``tests.backends.backend_fakes`` (a LimitedBackend) as the netns backend."""
     entries = tuple(
-        BackendInfo("netns", "backend_fakes", "fake") if b.name == "netns" else b for b in REGISTRY
+        BackendInfo("netns", "tests.backends.backend_fakes", "fake") if b.name == "netns" else b
+        for b in REGISTRY
     )
     monkeypatch.setattr(harness.backends, "REGISTRY", entries)
     harness.backends.unavailable.cache_clear()

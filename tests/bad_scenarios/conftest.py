@@ -1,4 +1,4 @@
-"""The broken scenarios here are inputs of tests/unit/test_load.py, never test items."""
+"""The broken scenarios here are inputs of tests/scenario/test_load.py, never test items."""
 
 from __future__ import annotations
 

@@ -61,18 +61,19 @@ from pathlib import Path
 
 import pytest
 import yaml
-from doc_blocks import CONSOLE
-from doc_blocks import KNOWN_DIRECTIVES
-from doc_blocks import MAX_NOT_RUN
-from doc_blocks import PYTHON
-from doc_blocks import REPO
-from doc_blocks import SHELL
-from doc_blocks import YAML
-from doc_blocks import Block
-from doc_blocks import all_blocks
-from doc_blocks import console_steps
-from doc_blocks import output_mismatch
-from doc_blocks import shell_script
+
+from tests.docs.doc_blocks import CONSOLE
+from tests.docs.doc_blocks import KNOWN_DIRECTIVES
+from tests.docs.doc_blocks import MAX_NOT_RUN
+from tests.docs.doc_blocks import PYTHON
+from tests.docs.doc_blocks import REPO
+from tests.docs.doc_blocks import SHELL
+from tests.docs.doc_blocks import YAML
+from tests.docs.doc_blocks import Block
+from tests.docs.doc_blocks import all_blocks
+from tests.docs.doc_blocks import console_steps
+from tests.docs.doc_blocks import output_mismatch
+from tests.docs.doc_blocks import shell_script
 
 BLOCKS = all_blocks()
 EXECUTED = [b for b in BLOCKS if b.executed]

@@ -83,7 +83,7 @@ def test_every_third_party_file_has_provenance_licence_and_checksum() -> None:
 def test_needs_tools_skips_with_the_fix_and_fails_in_ci(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makeconftest((REPO / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    pytester.makeconftest((REPO / "tests" / "support" / "tools.py").read_text(encoding="utf-8"))
     pytester.makeini("[pytest]\nmarkers =\n    needs_tools: needs programs on PATH\n")
     pytester.makepyfile(
         textwrap.dedent(
@@ -115,7 +115,7 @@ def test_needs_tools_skips_with_the_fix_and_fails_in_ci(
 def test_privileged_tests_skip_without_root_and_fail_in_ci(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makeconftest((REPO / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    pytester.makeconftest((REPO / "tests" / "support" / "tools.py").read_text(encoding="utf-8"))
     pytester.makeini("[pytest]\nmarkers =\n    privileged: needs root\n")
     pytester.makepyfile(
         textwrap.dedent(

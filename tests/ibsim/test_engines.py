@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from ibsim_helpers import needs_ib
 
 from harness.backends.ibsim import Simulation
 from harness.backends.ibsim import faults
@@ -28,6 +27,7 @@ from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric
 from harness.fabric.routing import parse_routing
 from harness.faults.text import resolve_faults
+from tests.ibsim.ibsim_helpers import needs_ib
 
 pytestmark = [needs_ib]
 

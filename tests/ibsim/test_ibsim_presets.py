@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 
 import pytest
-from ibsim_helpers import needs_ib
 
 from harness.backends.ibsim import Simulation
 from harness.backends.ibsim import check_fits
@@ -21,6 +20,7 @@ from harness.backends.ibsim.tables import LFT_BLOCK
 from harness.errors import FabricDesignError
 from harness.fabric import PRESETS
 from harness.fabric import preset
+from tests.ibsim.ibsim_helpers import needs_ib
 
 pytestmark = [needs_ib, pytest.mark.slow]
 

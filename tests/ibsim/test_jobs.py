@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ibsim_helpers import needs_ib
-
 from harness.backends.ibsim.backend import IbsimBackend
 from harness.backends.measurement import MeasurePlan
 from harness.fabric.generators import two_tier
 from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.faults.text import resolve_faults
+from tests.ibsim.ibsim_helpers import needs_ib
 
 pytestmark = [needs_ib]
 

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ibsim_helpers import gone
-from ibsim_helpers import needs_ib
 
 from harness.backends.ledger import Ledger
 from harness.backends.ledger import run_ids
+from tests.ibsim.ibsim_helpers import gone
+from tests.ibsim.ibsim_helpers import needs_ib
 
 pytestmark = [needs_ib, pytest.mark.slow]
 

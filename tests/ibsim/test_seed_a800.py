@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ibsim_helpers import gone
-from ibsim_helpers import needs_ib
 
 from harness.backends.ibsim import Simulation
 from harness.backends.ibsim import faults
 from harness.fabric import preset
 from harness.faults.text import resolve_faults
+from tests.ibsim.ibsim_helpers import gone
+from tests.ibsim.ibsim_helpers import needs_ib
 
 pytestmark = [needs_ib, pytest.mark.slow]
 

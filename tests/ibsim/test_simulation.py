@@ -15,9 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-from ibsim_helpers import gone
-from ibsim_helpers import needs_ib
-from ibsim_helpers import small_fabric
 
 from harness.backends.ibsim import Simulation
 from harness.backends.ibsim import faults
@@ -27,6 +24,9 @@ from harness.backends.ledger import run_ids
 from harness.errors import BackendError
 from harness.errors import ScenarioError
 from harness.faults.text import resolve_faults
+from tests.ibsim.ibsim_helpers import gone
+from tests.ibsim.ibsim_helpers import needs_ib
+from tests.ibsim.ibsim_helpers import small_fabric
 
 pytestmark = [needs_ib]
 
@@ -193,8 +193,8 @@ _CHILD = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    sys.path.insert(0, {tests!r})
-    from ibsim_helpers import small_fabric
+    sys.path.insert(0, {repo!r})
+    from tests.ibsim.ibsim_helpers import small_fabric
     from harness.backends.ibsim import Simulation
     with Simulation(small_fabric(), root=Path({root!r})) as sim:
         print(sim.ibsim.pid, sim.ibsim.start_ticks, sim.opensm.pid, sim.opensm.start_ticks,
@@ -205,7 +205,7 @@ _CHILD = textwrap.dedent(
 
 
 def _child(state_root: Path) -> tuple[subprocess.Popen[str], list[tuple[int, int]]]:
-    code = _CHILD.format(tests=str(Path(__file__).parent), root=str(state_root))
+    code = _CHILD.format(repo=str(Path(__file__).resolve().parents[2]), root=str(state_root))
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     words = proc.stdout.readline().split()

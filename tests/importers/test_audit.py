@@ -16,8 +16,7 @@ from harness.importers import to_ibsim_net
 from harness.importers.ibnetdiscover import fabric_from_ibnetdiscover
 from harness.planning.audit.diff import DegradedLink
 from harness.planning.audit.diff import WrongRail
-
-from .conftest import DUMPS
+from tests.importers.conftest import DUMPS
 
 
 def _live(name: str) -> Fabric:

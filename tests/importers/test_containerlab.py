@@ -18,8 +18,7 @@ from harness.importers import load_containerlab
 from harness.importers import notes_of
 from harness.importers import to_containerlab
 from harness.importers.containerlab import parse_containerlab
-
-from .conftest import THIRD_PARTY
+from tests.importers.conftest import THIRD_PARTY
 
 DOCKER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 ENDPOINT = re.compile(r"^\S+:\S+$")  # the clab schema's endpoint pattern

@@ -24,8 +24,7 @@ from harness.importers.ibnetdiscover import parse_ibnetdiscover
 from harness.importers.netq import parse_netq
 from harness.importers.slurm import to_slurm_topology
 from harness.planning.audit.regular import audit_regular
-
-from .conftest import DUMPS
+from tests.importers.conftest import DUMPS
 
 TEXTS = {
     name: (DUMPS / name).read_text(encoding="utf-8")

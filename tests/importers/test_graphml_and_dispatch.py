@@ -14,9 +14,8 @@ from harness.importers import load_dump
 from harness.importers import load_ibnetdiscover
 from harness.importers import sniff_format
 from harness.importers import to_graphml
-
-from .conftest import DUMPS
-from .conftest import THIRD_PARTY
+from tests.importers.conftest import DUMPS
+from tests.importers.conftest import THIRD_PARTY
 
 
 def test_graphml_reads_back_with_networkx(tmp_path: Path) -> None:

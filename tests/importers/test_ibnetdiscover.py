@@ -24,9 +24,8 @@ from harness.importers import to_ibsim_net
 from harness.importers._common import ib_rate
 from harness.importers._common import ib_rate_name
 from harness.importers.ibnetdiscover import fabric_from_ibnetdiscover
-
-from .conftest import DUMPS
-from .conftest import THIRD_PARTY
+from tests.importers.conftest import DUMPS
+from tests.importers.conftest import THIRD_PARTY
 
 
 def _cables(f: Fabric, kind: LinkKind) -> list[str]:

@@ -17,9 +17,8 @@ from harness.importers import sniff_format
 from harness.importers.netq import parse_netq
 from harness.importers.slurm import to_slurm_topology
 from harness.planning.audit.regular import audit_regular
-
-from .conftest import DUMPS
-from .conftest import THIRD_PARTY
+from tests.importers.conftest import DUMPS
+from tests.importers.conftest import THIRD_PARTY
 
 NETQ = DUMPS / "netq"
 RAIL = NETQ / "spectrumx_rail.json"

@@ -12,8 +12,7 @@ from harness.importers import load_nccl_topo
 from harness.importers import load_nvidia_smi_topo
 from harness.importers.nccl import parse_nccl_topo
 from harness.importers.nvsmi import parse_nvidia_smi_topo
-
-from .conftest import THIRD_PARTY
+from tests.importers.conftest import THIRD_PARTY
 
 NVSMI = THIRD_PARTY / "nvidia-smi_topo-m_8xNV18_10nic.txt"
 NCCL = THIRD_PARTY / "azure_ndv4-topo.xml"

@@ -30,9 +30,8 @@ from harness.importers.ibnetdiscover import fabric_from_ibnetdiscover
 from harness.planning.audit.regular import Departure
 from harness.planning.audit.regular import audit_regular
 from harness.planning.audit.regular import infer_design
-
-from .conftest import DUMPS
-from .conftest import THIRD_PARTY
+from tests.importers.conftest import DUMPS
+from tests.importers.conftest import THIRD_PARTY
 
 PROD = DUMPS / "prod_hdr.ibnetdiscover"
 BROKEN = DUMPS / "prod_hdr_broken.ibnetdiscover"

@@ -14,8 +14,7 @@ from harness.fabric import LinkKind
 from harness.importers import load_simai
 from harness.importers import simai_ids
 from harness.importers.simai import parse_simai
-
-from .conftest import THIRD_PARTY
+from tests.importers.conftest import THIRD_PARTY
 
 SIMAI = THIRD_PARTY / "simai_Rail_Opti_SingleToR_32g_8gps_400Gbps_H100"
 

@@ -20,8 +20,7 @@ from harness.importers import load_dump
 from harness.importers.slurm import compress_hostlist
 from harness.importers.slurm import slurm_name
 from harness.importers.slurm import to_slurm_topology
-
-from .conftest import DUMPS
+from tests.importers.conftest import DUMPS
 
 _LINE = re.compile(r"^SwitchName=(\S+) (Nodes|Switches)=(\S+)$")
 

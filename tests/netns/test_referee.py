@@ -29,7 +29,7 @@ SCENARIOS = sorted(Path(__file__).parents[2].joinpath("scenarios").glob("referee
 SM_ONLY = {"referee-slow-reroute"}  # its 8 s is the subnet manager's sweep
 VALLEY = SCENARIOS[0].parent / "netns-valley-paths.yaml"  # sm: tests/netns/test_backend.py
 # The two bandwidth referees measure a collective's flows with iperf3 beside the job's own
-# gloo traffic; they run alone (every other test waiting: tests/conftest.py), as a busy
+# gloo traffic; they run alone (every other test waiting: tests/support/alone.py), as a busy
 # 2-core host slows TCP.  Before jumbo frames and 32 streams a flow they mismatched in 1
 # of 2 clean-clone CI runs each even alone (docs/netns.md).
 BANDWIDTH = {"referee-interleaved-ranks", "referee-one-spine-tree"}

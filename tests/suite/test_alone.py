@@ -45,7 +45,7 @@ def test_alone() -> None:
 def test_an_alone_test_overlaps_no_other(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    conftest = Path(__file__).parents[1] / "conftest.py"
+    conftest = Path(__file__).parents[1] / "support" / "alone.py"
     pytester.makeconftest(conftest.read_text())
     pytester.makeini(
         "[pytest]\nmarkers =\n    alone: runs alone\n    privileged: root\n"
