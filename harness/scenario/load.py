@@ -10,7 +10,8 @@ key path (``steps[2].expect.jobs_lost``) and the fix.  Bad input never ends in
 a traceback.
 
 The YAML reader (:mod:`harness.inputs.yaml`) and the problem collector
-(:class:`Checker`) are shared with :mod:`harness.fabric.fabric_file`.
+(:class:`~harness.inputs.checker.Checker`) are shared with
+:mod:`harness.fabric.fabric_file`.
 
 >>> s = load_text('''
 ... name: one-spine-down
@@ -28,20 +29,14 @@ The YAML reader (:mod:`harness.inputs.yaml`) and the problem collector
 from __future__ import annotations
 
 import difflib
-import inspect
 import math
 import os
 import re
-import types
-import typing
-from collections.abc import Callable
-from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from typing import NoReturn
 from typing import TypedDict
 
 from harness.backends import BACKENDS
@@ -49,22 +44,24 @@ from harness.errors import Problem
 from harness.errors import ScenarioError
 from harness.fabric.generators import GENERATORS
 from harness.fabric.jobs import JobSpec
-from harness.fabric.model import Fabric
+from harness.fabric.params import check_params
+from harness.fabric.params import generator_function
 from harness.fabric.presets import PRESETS
-from harness.fabric.routing import RoutingOverride
-from harness.fabric.routing import parse_override
+from harness.fabric.routing import check_override
 from harness.faults.fault import FAULT_KINDS
 from harness.faults.fault import FLAKY_KEYS
 from harness.faults.fault import Fault
 from harness.faults.selectors import KIND_NAMES
 from harness.faults.selectors import SELECTOR_KEYS
 from harness.faults.selectors import parse_selector
+from harness.inputs.checker import Checker
+from harness.inputs.checker import did_you_mean
+from harness.inputs.checker import type_word
 from harness.inputs.durations import parse_duration
 from harness.inputs.files import display_path
-from harness.inputs.suggest import closest
+from harness.inputs.values import is_number
 from harness.inputs.yaml import KeyPath
 from harness.inputs.yaml import YamlDoc
-from harness.inputs.yaml import key_text
 from harness.inputs.yaml import read_yaml
 from harness.inputs.yaml import read_yaml_file
 from harness.observations.checks import OBSERVATIONS
@@ -83,7 +80,6 @@ from harness.scenario.model import Scenario
 from harness.scenario.model import Step
 from harness.scenario.model import WaitStep
 
-NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]*")
 YAML_SUFFIXES = (".yaml", ".yml")
 
 # The raw YAML shapes (what a user writes, before validation).  The key tables
@@ -185,244 +181,6 @@ _VALUE_WORDS = {
 }
 
 
-# -- small helpers -----------------------------------------------------------
-
-
-def did_you_mean(word: object, choices: Iterable[str]) -> str:
-    """``"; did you mean 'x'?"`` when a choice is close, else the list of choices."""
-    options = list(choices)
-    near = closest(str(word), options, n=1, cutoff=0.6)  # numbers compared as numbers
-    if near:
-        return f"; did you mean {near[0]!r}?"
-    return f" (known: {', '.join(options)})" if options else ""
-
-
-def slug(text: str) -> str:
-    """A valid name close to ``text`` (for "use e.g. ..." hints)."""
-    out = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-._")
-    return out or "my-scenario"
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _type_word(value: object) -> str:
-    if value is None:
-        return "nothing"
-    return {
-        bool: "true/false",
-        int: "a number",
-        float: "a number",
-        str: "a string",
-        list: "a list",
-        dict: "a mapping",
-    }.get(type(value), type(value).__name__)
-
-
-# -- the problem collector -------------------------------------------------------
-
-
-class Checker:
-    """Collects located problems for one :class:`YamlDoc`; raises them all at once."""
-
-    def __init__(self, doc: YamlDoc) -> None:
-        self.doc = doc
-        self.problems: list[Problem] = list(doc.problems)
-
-    def add(self, message: str, path: KeyPath, *, key: bool = False) -> None:
-        line, column = self.doc.position(path, key=key)
-        self.problems.append(Problem(message, self.doc.path, line, column, key_text(path)))
-
-    def wrap(self, err: ScenarioError, path: KeyPath, *, key: bool = False) -> None:
-        """Locate the (location-less) problems of an error raised by a core parser."""
-        for p in err.problems:
-            self.add(p.message, path, key=key)
-
-    def check_keys(
-        self, raw: Mapping[str, Any], path: KeyPath, known: Sequence[str], what: str
-    ) -> bool:
-        """Report every unknown key of ``raw`` (with a did-you-mean); True when none."""
-        ok = True
-        for k in raw:
-            if k not in known:
-                self.add(
-                    f"unknown key {k!r} in {what}{did_you_mean(k, known)}", (*path, k), key=True
-                )
-                ok = False
-        return ok
-
-    def mapping(self, raw: Any, path: KeyPath, what: str) -> dict[str, Any] | None:
-        if isinstance(raw, dict):
-            return raw
-        self.add(f"{what} must be a mapping (key: value lines), not {_type_word(raw)}", path)
-        return None
-
-    def name(self, raw: Any, path: KeyPath, what: str) -> str:
-        if not isinstance(raw, str) or not raw:
-            self.add(f"{what} must be a name such as 'one-spine-left', not {_type_word(raw)}", path)
-            return ""
-        if not NAME_RE.fullmatch(raw):
-            self.add(
-                f"{what} {raw!r} is not a valid name: use lowercase letters, digits, '.', '_' "
-                f"and '-', starting with a letter or digit, e.g. {slug(raw)!r}",
-                path,
-            )
-        return raw
-
-    def params(
-        self,
-        raw: Mapping[str, Any],
-        path: KeyPath,
-        gen: Callable[..., Any],
-        what: str,
-        *,
-        exclude: Iterable[str] = (),
-        require: bool = False,
-        given: Iterable[str] = (),
-    ) -> None:
-        """Check generator parameters by name and type (and, with ``require``, completeness)."""
-        info = generator_params(gen, exclude=exclude)
-        for key, value in raw.items():
-            if key not in info:
-                self.add(
-                    f"{what} has no parameter {key!r}{did_you_mean(key, info)}",
-                    (*path, key),
-                    key=True,
-                )
-                continue
-            problem = param_problem(key, value, info[key][0], what)
-            if problem:
-                self.add(problem, (*path, key))
-        if require:
-            have = set(raw) | set(given)
-            missing = [k for k, (_, req) in info.items() if req and k not in have]
-            if missing:
-                self.add(
-                    f"{what} needs parameter(s) {', '.join(missing)} under params:, "
-                    f"e.g. params: {{{missing[0]}: ...}}",
-                    path,
-                    key=True,
-                )
-
-    def routing(self, raw: Any, path: KeyPath) -> RoutingOverride:
-        """A ``routing:`` value (scenario or fabric file); nothing stated when absent or bad."""
-        if raw is None:
-            return RoutingOverride()
-        try:
-            return parse_override(raw)
-        except ScenarioError as err:
-            for p in err.problems:
-                self.add(p.message, (*path, p.key) if p.key else path, key=bool(p.key))
-            return RoutingOverride()
-
-    def fail(self, message: str, path: KeyPath) -> NoReturn:
-        """Add a last problem and raise them all (the input cannot be read further)."""
-        self.add(message, path)
-        self.raise_if_any()
-        raise AssertionError(message)  # pragma: no cover - raise_if_any raised
-
-    def raise_if_any(self, cls: type[ScenarioError] = ScenarioError) -> None:
-        if self.problems:
-            unique = list(dict.fromkeys(self.problems))
-            unique.sort(key=lambda p: (p.line, p.column))
-            raise cls(unique)
-
-
-# -- generator parameters (shared with fabric files and the JSON Schema) -------------
-
-
-def generator_function(name: str) -> Callable[..., Fabric]:
-    """``GENERATORS[name]``, typed (the generators' signatures differ)."""
-    return typing.cast("Callable[..., Fabric]", GENERATORS[name])
-
-
-def generator_params(
-    gen: Callable[..., Any], *, exclude: Iterable[str] = ()
-) -> dict[str, tuple[Any, bool]]:
-    """Keyword parameters of a generator: name -> (type hint, required)."""
-    hints = typing.get_type_hints(gen)
-    skip = set(exclude)
-    return {
-        name: (hints.get(name, Any), p.default is inspect.Parameter.empty)
-        for name, p in inspect.signature(gen).parameters.items()
-        if name not in skip and p.kind is inspect.Parameter.KEYWORD_ONLY
-    }
-
-
-def param_problem(key: str, value: Any, hint: Any, what: str) -> str | None:
-    """What is wrong with one generator parameter value (None: fine).
-
-    Every number a generator takes (counts, radixes, speeds) must be positive.
-    """
-    if not matches_type(value, hint):
-        return f"parameter {key!r} of {what} must be {describe_type(hint)}, got {value!r}"
-    numbers = value if isinstance(value, list) else [value]
-    if any(_is_number(v) and not 0 < v < math.inf for v in numbers):
-        return f"parameter {key!r} of {what} must be a finite number > 0, got {value!r}"
-    return None
-
-
-def _union_args(hint: Any) -> tuple[Any, ...] | None:
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        return typing.get_args(hint)
-    return None
-
-
-def matches_type(value: Any, hint: Any) -> bool:
-    """Whether a YAML value fits a (simple) type hint of a generator parameter."""
-    members = _union_args(hint)
-    if members is not None:
-        return any(matches_type(value, m) for m in members)
-    if hint is Any:
-        return True
-    if hint is type(None):
-        return value is None
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is int:
-        return _is_int(value)
-    if hint is float:
-        return _is_number(value)
-    if hint is str:
-        return isinstance(value, str)
-    origin = typing.get_origin(hint)
-    if origin in (list, Sequence, tuple) or hint in (list, tuple):
-        args = typing.get_args(hint)
-        return isinstance(value, list) and all(matches_type(v, args[0]) for v in value if args)
-    if origin is dict or hint is dict:
-        return isinstance(value, dict)
-    return False  # classes (e.g. NodeTemplate) cannot come from YAML
-
-
-_TYPE_WORDS: dict[object, str] = {
-    int: "a whole number",
-    float: "a number",
-    bool: "true or false",
-    str: "a string",
-    type(None): "null",
-    dict: "a mapping",
-}
-
-
-def describe_type(hint: Any) -> str:
-    members = _union_args(hint)
-    if members is not None:
-        words = [describe_type(m) for m in members]
-        return " or ".join(w for w in dict.fromkeys(words) if w)
-    origin = typing.get_origin(hint)
-    if origin in (list, Sequence, tuple):
-        (arg, *_) = typing.get_args(hint) or (Any,)
-        return f"a list of {describe_type(arg).removeprefix('a ')}s"
-    if origin is dict:
-        return "a mapping"
-    return _TYPE_WORDS.get(hint, "")
-
-
 # -- scenarios -------------------------------------------------------------------
 
 
@@ -445,7 +203,7 @@ def _expect_type_problem(d: ObservationDef, ex: Expect) -> str | None:
             return None
         return f"{d.name} is true or false; e.g. {example}"
     if vt in ("number", "integer"):
-        if ex.op == "range" or _is_number(ex.value):
+        if ex.op == "range" or is_number(ex.value):
             return None
         return (
             f"{d.name} is a number; expected e.g. {d.name}: 0, '>= 0.9', '< 5' or '0.9..1.0', "
@@ -503,7 +261,7 @@ class _ScenarioChecker(Checker):
         else:
             self.add(
                 f"a scenario file holds a mapping (one scenario) or a list of them, not "
-                f"{_type_word(data)}",
+                f"{type_word(data)}",
                 (),
             )
             return []
@@ -533,7 +291,7 @@ class _ScenarioChecker(Checker):
         if not isinstance(raw, dict):
             self.add(
                 f"a scenario must be a mapping with name, description, fabric and steps, "
-                f"not {_type_word(raw)}",
+                f"not {type_word(raw)}",
                 path,
             )
             return None
@@ -581,7 +339,7 @@ class _ScenarioChecker(Checker):
             )
             fabric_error = None
         fabric = self.fabric(raw, path, expecting_error="expect_fabric_error" in raw)
-        routing = self.routing(raw.get("routing"), (*path, "routing"))
+        routing = check_override(self, raw.get("routing"), (*path, "routing"))
         before_jobs = len(self.problems)
         jobs = self.jobs(raw.get("jobs"), (*path, "jobs"))
         self._jobs = jobs if len(self.problems) == before_jobs else None
@@ -657,7 +415,7 @@ class _ScenarioChecker(Checker):
                 fpath,
                 key=True,
             )
-        check_params = len(sources) == 1 and not expecting_error
+        params_checked = len(sources) == 1 and not expecting_error
         params = body.get("params", {})
         if params is None or not isinstance(params, dict):
             self.add(
@@ -674,8 +432,9 @@ class _ScenarioChecker(Checker):
                     f"unknown fabric preset {preset!r}{did_you_mean(preset, PRESETS)}",
                     (*fpath, "preset"),
                 )
-            elif check_params:
-                self.params(
+            elif params_checked:
+                check_params(
+                    self,
                     params,
                     (*fpath, "params"),
                     PRESETS[preset][0],
@@ -688,8 +447,9 @@ class _ScenarioChecker(Checker):
                     f"unknown generator {generator!r}{did_you_mean(generator, GENERATORS)}",
                     (*fpath, "generator"),
                 )
-            elif check_params:
-                self.params(
+            elif params_checked:
+                check_params(
+                    self,
                     params,
                     (*fpath, "params"),
                     generator_function(generator),
@@ -773,7 +533,7 @@ class _ScenarioChecker(Checker):
                 key=True,
             )
             ok = False
-        elif not (_is_number(size) and 0 < size < math.inf):
+        elif not (is_number(size) and 0 < size < math.inf):
             self.add(
                 f"checkpoint size_gb must be a finite number > 0 (GB), got {size!r}",
                 (*path, "size_gb"),
@@ -801,7 +561,7 @@ class _ScenarioChecker(Checker):
             )
             ok = False
         interval: Any = body.get("interval_s")
-        if interval is not None and not (_is_number(interval) and 0 < interval < math.inf):
+        if interval is not None and not (is_number(interval) and 0 < interval < math.inf):
             self.add(
                 f"checkpoint interval_s must be a finite number of seconds > 0, got {interval!r}",
                 (*path, "interval_s"),
@@ -832,8 +592,7 @@ class _ScenarioChecker(Checker):
             return ()
         if not isinstance(items, list):
             self.add(
-                f"steps must be a list of steps (lines starting with '- '), not "
-                f"{_type_word(items)}",
+                f"steps must be a list of steps (lines starting with '- '), not {type_word(items)}",
                 spath,
             )
             return ()
@@ -916,7 +675,7 @@ class _ScenarioChecker(Checker):
     def fault(self, raw: Any, path: KeyPath) -> Fault | None:
         kinds = ", ".join(FAULT_KINDS)
         if not isinstance(raw, dict) or len(raw) != 1:
-            found = f"{len(raw)} keys" if isinstance(raw, dict) else _type_word(raw)
+            found = f"{len(raw)} keys" if isinstance(raw, dict) else type_word(raw)
             self.add(
                 f"inject takes exactly one fault, e.g. inject: {{kill: spine-05}}, not "
                 f"{found} (fault kinds: {kinds})",
@@ -1209,12 +968,8 @@ def load_paths(paths: Sequence[Path]) -> list[Scenario]:
 
 
 __all__ = [
-    "Checker",
-    "YamlDoc",
     "discover",
     "load_file",
     "load_paths",
     "load_text",
-    "read_yaml",
-    "read_yaml_file",
 ]

@@ -35,6 +35,8 @@ from harness.fabric.jobs import FAILOVERS
 from harness.fabric.jobs import RANK_ORDERS
 from harness.fabric.model import Fabric
 from harness.fabric.nodes import NODE_TEMPLATES
+from harness.fabric.params import generator_function
+from harness.fabric.params import generator_params
 from harness.fabric.presets import PRESETS
 from harness.fabric.routing import BFD_WORDS
 from harness.fabric.routing import CHOICES
@@ -47,13 +49,11 @@ from harness.faults.selectors import ELEMENT_TIERS
 from harness.faults.selectors import KIND_NAMES
 from harness.faults.selectors import LINK_TIERS
 from harness.faults.selectors import STRUCT_KEYS
+from harness.inputs.checker import NAME_RE
 from harness.inputs.durations import DURATION_PATTERN
 from harness.observations.checks import OBSERVATIONS
 from harness.observations.checks import ObservationDef
-from harness.scenario.load import NAME_RE
 from harness.scenario.load import RESTORE_WORDS
-from harness.scenario.load import generator_function
-from harness.scenario.load import generator_params
 
 Schema = dict[str, Any]
 
