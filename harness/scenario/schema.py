@@ -53,7 +53,7 @@ from harness.inputs.checker import NAME_RE
 from harness.inputs.durations import DURATION_PATTERN
 from harness.observations.checks import OBSERVATIONS
 from harness.observations.checks import ObservationDef
-from harness.scenario.load import RESTORE_WORDS
+from harness.scenario.steps import RESTORE_WORDS
 
 Schema = dict[str, Any]
 

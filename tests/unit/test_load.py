@@ -15,8 +15,8 @@ from harness.faults.fault import FaultKind
 from harness.inputs.yaml import key_text
 from harness.inputs.yaml import read_yaml
 from harness.run.scenario import run_scenario
+from harness.scenario.discover import discover
 from harness.scenario.load import SCENARIO_KEYS
-from harness.scenario.load import discover
 from harness.scenario.load import load_file
 from harness.scenario.load import load_paths
 from harness.scenario.load import load_text
