@@ -108,6 +108,7 @@ class ExpectChecker(Checker):
         self._checkpoint = False  # has a checkpoint: key
 
     def where(self, path: KeyPath, *, key: bool = False) -> Location:
+        """Where ``path`` (or, with ``key``, its key) is in the file, for a model's ``where``."""
         line, column = self.doc.position(path, key=key)
         return Location(self.doc.path, line, column)
 
