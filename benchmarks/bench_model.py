@@ -241,7 +241,7 @@ def _short(v: Any) -> str:
 def _run_scenarios(trace: bool) -> dict[str, Any]:
     try:
         from harness.run.scenario import run_scenario
-        from harness.scenario.load import discover
+        from harness.scenario.discover import discover
         from harness.scenario.load import load_file
     except ImportError as err:
         return {"skipped": f"no scenario loader ({err})"}

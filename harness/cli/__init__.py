@@ -106,7 +106,7 @@ from harness.reporting.sweep_files import write_csv
 from harness.run.scenario import RunObserver
 from harness.run.scenario import ScenarioResult
 from harness.run.scenario import run_scenario
-from harness.scenario.load import discover
+from harness.scenario.discover import discover
 from harness.scenario.load import load_file
 from harness.scenario.model import Scenario
 from harness.scenario.validate import validate

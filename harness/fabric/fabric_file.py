@@ -48,20 +48,22 @@ from harness.fabric.model import LinkKind
 from harness.fabric.model import NodeSpec
 from harness.fabric.nodes import NODE_TEMPLATES
 from harness.fabric.nodes import NodeTemplate
+from harness.fabric.params import check_params
+from harness.fabric.params import generator_function
+from harness.fabric.params import generator_params
+from harness.fabric.params import param_problem
 from harness.fabric.presets import PRESETS
 from harness.fabric.routing import RoutingOverride
+from harness.fabric.routing import check_override
+from harness.inputs.checker import Checker
+from harness.inputs.checker import describe_type
+from harness.inputs.checker import did_you_mean
+from harness.inputs.checker import matches_type
+from harness.inputs.checker import slug
 from harness.inputs.suggest import closest
 from harness.inputs.values import number_problem
 from harness.inputs.yaml import KeyPath
 from harness.inputs.yaml import read_yaml_file
-from harness.scenario.load import Checker
-from harness.scenario.load import describe_type
-from harness.scenario.load import did_you_mean
-from harness.scenario.load import generator_function
-from harness.scenario.load import generator_params
-from harness.scenario.load import matches_type
-from harness.scenario.load import param_problem
-from harness.scenario.load import slug
 
 GENERATOR_FORM_KEYS = ("name", "description", "routing", "generator", "preset", "params")
 EXPLICIT_FORM_KEYS = ("name", "description", "routing", "tiers", "nodes", "switches", "links")
@@ -150,7 +152,7 @@ def load_fabric_file(path: Path, overrides: dict[str, Any] | None = None) -> Fab
     if not isinstance(data, dict):
         c.fail(f"a fabric file must be a mapping (key: value lines), not {type(data).__name__}", ())
     default_name = slug(path.stem)
-    c.routing(data.get("routing"), ("routing",))
+    check_override(c, data.get("routing"), ("routing",))
     description = data.get("description", "x")
     if not isinstance(description, str) or not description.strip():
         c.add("description must be plain words (a non-empty string)", ("description",))
@@ -181,7 +183,9 @@ def fabric_file_routing(path: Path) -> RoutingOverride:
     doc = read_yaml_file(path, "fabric")
     c = Checker(doc)
     data = doc.data
-    routing = c.routing(data.get("routing"), ("routing",)) if isinstance(data, dict) else None
+    routing = (
+        check_override(c, data.get("routing"), ("routing",)) if isinstance(data, dict) else None
+    )
     c.raise_if_any()
     return routing or RoutingOverride()
 
@@ -230,8 +234,8 @@ def _from_generator(
             gen, base = PRESETS[p]
             what = f"preset {p}"
     if gen is not None:
-        c.params(
-            params, ("params",), gen, what, exclude=("name",), require=not base, given=overrides
+        check_params(
+            c, params, ("params",), gen, what, exclude=("name",), require=not base, given=overrides
         )
         _check_overrides(c, overrides, gen, what)
     c.raise_if_any()

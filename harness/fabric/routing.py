@@ -97,8 +97,10 @@ from typing import Literal
 
 from harness.errors import Problem
 from harness.errors import ScenarioError
+from harness.inputs.checker import Checker
 from harness.inputs.durations import parse_duration
 from harness.inputs.suggest import closest
+from harness.inputs.yaml import KeyPath
 from harness.invariants.traffic import Forwarding
 
 Control = Literal["sm", "bgp"]
@@ -329,6 +331,21 @@ def parse_override(raw: Any) -> RoutingOverride:
     if problems:
         raise ScenarioError(problems)
     return RoutingOverride(tuple(settings.items()))
+
+
+def check_override(c: Checker, raw: Any, path: KeyPath) -> RoutingOverride:
+    """A ``routing:`` value (scenario or fabric file); nothing stated when absent or bad.
+
+    Each problem of :func:`parse_override` is added to ``c`` at the setting it is about.
+    """
+    if raw is None:
+        return RoutingOverride()
+    try:
+        return parse_override(raw)
+    except ScenarioError as err:
+        for p in err.problems:
+            c.add(p.message, (*path, p.key) if p.key else path, key=bool(p.key))
+        return RoutingOverride()
 
 
 def _disagreements(settings: dict[str, Any]) -> list[Problem]:

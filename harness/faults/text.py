@@ -49,7 +49,7 @@ from harness.faults.fault import FAULT_KINDS
 from harness.faults.fault import AppliedFault
 from harness.faults.fault import Fault
 from harness.faults.state_file import load_fault_file
-from harness.scenario.load import read_yaml
+from harness.inputs.yaml import read_yaml
 
 EXAMPLE = "'drain spine-05,spine-06'"
 _YAML_START = re.compile(r"^\s*(?:[{\[]|-(?:\s|$)|[A-Za-z][\w-]*\s*:(?:\s|$))")

@@ -8,7 +8,11 @@
   every key;
 * :mod:`harness.inputs.values` -- typed checks of single values (wrong types,
   booleans where numbers belong, negative or non-finite numbers, values past a
-  stated limit), shared by the loaders and the CLI.
+  stated limit), shared by the loaders and the CLI;
+* :mod:`harness.inputs.checker` -- the problem collector every loader builds
+  on (problems located at ``file:line:column``, names, did-you-mean, simple
+  type hints), and :mod:`harness.inputs.json_schema` the pieces the JSON
+  Schemas of the input files are made of.
 
 The contract: bad input is a :class:`~harness.errors.ScenarioError` (exit 2)
 whose problems carry ``file:line:column`` and the key, never a traceback or a

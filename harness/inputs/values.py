@@ -48,6 +48,11 @@ def is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def is_int(value: object) -> bool:
+    """An int, but not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _show(value: float) -> str:
     return str(value) if isinstance(value, int) else f"{value:g}"
 

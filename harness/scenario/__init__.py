@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.scenario.load import discover
+from harness.scenario.discover import discover
 from harness.scenario.load import load_file
 from harness.scenario.model import Scenario
 

@@ -1,8 +1,10 @@
-"""JSON Schemas (draft 2020-12) of scenario and fabric files, for editors (scenario layer).
+"""JSON Schema (draft 2020-12) of scenario files, for editors; writes both committed schemas.
 
-Built from the same tables the loaders use: fault kinds (:data:`harness.faults.fault.FAULT_KINDS`),
-selector keys, observations and their arguments (:data:`harness.observations.checks.OBSERVATIONS`),
-presets, generators and their parameters, backends and node templates.  The
+Built from the same tables the loaders use: backends, jobs (failovers,
+collectives, rank orders), the fabric reference with its presets, generators
+and their parameters, and ``routing:`` (:mod:`harness.fabric.schema`), plus
+the steps' faults, selectors and observations (:mod:`harness.scenario.step_schema`).
+The fabric file's schema is :func:`harness.fabric.schema.fabric_schema`.  The
 committed copies in ``harness/schema/`` are regenerated with::
 
     python -m harness.scenario.schema > harness/schema/scenario.schema.json
@@ -17,52 +19,29 @@ from __future__ import annotations
 
 import json
 import sys
-import types
-import typing
 from collections.abc import Callable
 from collections.abc import Sequence
-from typing import Any
 
 from harness.backends import BACKENDS
-from harness.fabric.fabric_file import LINK_KINDS
-from harness.fabric.fabric_file import NODE_OVERRIDE_FIELDS
-from harness.fabric.fabric_file import SWITCH_KINDS
 from harness.fabric.generators import GENERATORS
 from harness.fabric.jobs import COLLECTIVES
 from harness.fabric.jobs import DEFAULT_COLLECTIVES
 from harness.fabric.jobs import DEFAULT_TIMEOUT_S
 from harness.fabric.jobs import FAILOVERS
 from harness.fabric.jobs import RANK_ORDERS
-from harness.fabric.model import Fabric
-from harness.fabric.nodes import NODE_TEMPLATES
 from harness.fabric.presets import PRESETS
-from harness.fabric.routing import BFD_WORDS
-from harness.fabric.routing import CHOICES
-from harness.fabric.routing import DOCS as ROUTING_DOCS
-from harness.fabric.routing import DURATIONS as ROUTING_DURATIONS
-from harness.fabric.routing import ENGINE_PATHS
-from harness.fabric.routing import SHORTHAND
-from harness.faults.fault import FAULT_KINDS
-from harness.faults.selectors import ELEMENT_TIERS
-from harness.faults.selectors import KIND_NAMES
-from harness.faults.selectors import LINK_TIERS
-from harness.faults.selectors import STRUCT_KEYS
+from harness.fabric.schema import fabric_schema
+from harness.fabric.schema import params_by_source
+from harness.fabric.schema import routing_schema
 from harness.inputs.durations import DURATION_PATTERN
-from harness.observations.checks import OBSERVATIONS
-from harness.observations.checks import ObservationDef
-from harness.scenario.load import NAME_RE
-from harness.scenario.load import RESTORE_WORDS
-from harness.scenario.load import generator_function
-from harness.scenario.load import generator_params
-
-Schema = dict[str, Any]
-
-DIALECT = "https://json-schema.org/draft/2020-12/schema"
-NAME_PATTERN = f"^{NAME_RE.pattern}$"
-NUM = r"[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-OP_PATTERN = rf"^\s*(?:>=|<=|!=|==|>|<)\s*{NUM}\s*$"
-RANGE_PATTERN = rf"^\s*{NUM}\s*\.\.\s*{NUM}\s*$"
-NOT_BLANK = {"type": "string", "pattern": r"\S"}
+from harness.inputs.json_schema import DIALECT
+from harness.inputs.json_schema import NAME_PATTERN
+from harness.inputs.json_schema import NOT_BLANK
+from harness.inputs.json_schema import Schema
+from harness.inputs.json_schema import one_or_many
+from harness.inputs.json_schema import ref
+from harness.scenario.step_schema import selector_defs
+from harness.scenario.step_schema import step_defs
 
 SCENARIO_DOCS = {
     "name": "Unique name: lowercase letters, digits, '.', '_', '-'.",
@@ -77,287 +56,6 @@ SCENARIO_DOCS = {
     "checkpoint": "Checkpoint of one job, for the checkpoint_* observations.",
     "steps": "inject / restore / expect steps, run in order.",
 }
-
-
-# -- building blocks ----------------------------------------------------------------
-
-
-def _ref(name: str) -> Schema:
-    return {"$ref": f"#/$defs/{name}"}
-
-
-def _one_or_many(item: Schema) -> Schema:
-    return {"anyOf": [item, {"type": "array", "items": item, "minItems": 1}]}
-
-
-def type_schema(hint: Any) -> Schema:
-    """A JSON Schema for a simple Python type hint (generator parameters, node fields)."""
-    members = typing.get_args(hint) if _is_union(hint) else None
-    if members is not None:
-        parts = [s for s in (type_schema(m) for m in members) if s]
-        return parts[0] if len(parts) == 1 else {"anyOf": parts}
-    origin = typing.get_origin(hint)
-    if origin in (list, tuple, Sequence):
-        args = typing.get_args(hint)
-        return {"type": "array", "items": type_schema(args[0]) if args else {}}
-    if origin is dict or hint is dict:
-        return {"type": "object"}
-    simple = {int: "integer", float: "number", bool: "boolean", str: "string", type(None): "null"}
-    if hint in simple:
-        return {"type": simple[hint]}
-    return {}  # a class (e.g. NodeTemplate): not expressible in YAML
-
-
-def _is_union(hint: Any) -> bool:
-    return typing.get_origin(hint) in (typing.Union, types.UnionType)
-
-
-def _positive(schema: Schema) -> Schema:
-    """Numbers > 0, as the loaders require of generator parameters."""
-    if schema.get("type") in ("integer", "number"):
-        return {**schema, "exclusiveMinimum": 0}
-    if "items" in schema:
-        return {**schema, "items": _positive(schema["items"])}
-    if "anyOf" in schema:
-        return {**schema, "anyOf": [_positive(s) for s in schema["anyOf"]]}
-    return schema
-
-
-def params_schema(
-    gen: Callable[..., Fabric], *, exclude: Sequence[str] = (), require: bool = False
-) -> Schema:
-    """The keyword parameters of a generator (or a preset's generator)."""
-    info = generator_params(gen, exclude=exclude)
-    out: Schema = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {k: _positive(type_schema(hint)) for k, (hint, _) in info.items()},
-    }
-    required = [k for k, (_, req) in info.items() if req]
-    if require and required:
-        out["required"] = required
-    return out
-
-
-def _params_by_source(*, exclude_name: bool, require: bool) -> list[Schema]:
-    """``if generator/preset is X then params follow X's signature``."""
-    rules: list[Schema] = []
-    for g in GENERATORS:
-        excl = ("name",) if exclude_name else ()
-        rules.append(
-            {
-                "if": {"required": ["generator"], "properties": {"generator": {"const": g}}},
-                "then": {
-                    "properties": {
-                        "params": params_schema(
-                            generator_function(g), exclude=excl, require=require
-                        )
-                    }
-                },
-            }
-        )
-    for p, (gen, _) in PRESETS.items():
-        rules.append(
-            {
-                "if": {"required": ["preset"], "properties": {"preset": {"const": p}}},
-                "then": {"properties": {"params": params_schema(gen, exclude=("name",))}},
-            }
-        )
-    return rules
-
-
-# -- scenario pieces -------------------------------------------------------------------
-
-
-def _selector_defs() -> dict[str, Schema]:
-    strings = _one_or_many({"type": "string", "minLength": 1})
-    ints = _one_or_many({"type": "integer"})
-    props: dict[str, Schema] = {
-        "id": strings,
-        "ids": strings,
-        "glob": strings,
-        "kind": _one_or_many({"enum": list(KIND_NAMES)}),
-        "tier": _one_or_many({"enum": sorted({*ELEMENT_TIERS, *LINK_TIERS})}),
-        **{k: ints for k in STRUCT_KEYS},
-        "between": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1},
-            "minItems": 2,
-            "maxItems": 2,
-        },
-        "end": {"enum": ["lower", "upper"]},
-        "all-but": {"type": "integer", "minimum": 0},
-        "random": {
-            "type": "object",
-            "properties": {"count": {"type": "integer", "minimum": 1}, "seed": {"type": "integer"}},
-            "required": ["count"],
-            "additionalProperties": False,
-        },
-    }
-    return {
-        "selector": {
-            "description": "An id, a glob, a list of selectors (union) or a mapping of filters.",
-            "anyOf": [
-                {"type": "string", "pattern": r"\S"},
-                {"type": "array", "minItems": 1, "items": _ref("selector")},
-                {
-                    "type": "object",
-                    "minProperties": 1,
-                    "additionalProperties": False,
-                    "properties": props,
-                    "not": {"required": ["all-but", "random"]},
-                },
-            ],
-        },
-        "degrade": {
-            "type": "object",
-            "description": "Keep the links running at a fraction of their speed, or on N lanes.",
-            "required": ["target"],
-            "additionalProperties": False,
-            "properties": {
-                "target": _ref("selector"),
-                "fraction": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
-                "lanes": {"type": "integer", "minimum": 1},
-            },
-            "oneOf": [{"required": ["fraction"]}, {"required": ["lanes"]}],
-        },
-        "flaky": {
-            "type": "object",
-            "description": "The links stay up but lose a fraction of their packets, both ways "
-            "or only those sent by one end (from:).",
-            "required": ["target", "loss"],
-            "additionalProperties": False,
-            "properties": {
-                "target": _ref("selector"),
-                "loss": {
-                    "anyOf": [
-                        {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
-                        {"type": "string", "pattern": r"^\s*[0-9.]+\s*%\s*$"},
-                    ]
-                },
-                "from": {"type": "string", "pattern": r"\S"},
-            },
-        },
-        "fault": {
-            "type": "object",
-            "description": "Exactly one fault: " + ", ".join(FAULT_KINDS) + ".",
-            "minProperties": 1,
-            "maxProperties": 1,
-            "additionalProperties": False,
-            "properties": {
-                k: _ref(k) if k in ("degrade", "flaky") else _ref("selector") for k in FAULT_KINDS
-            },
-        },
-    }
-
-
-def _value_schema(value_type: str) -> Schema:
-    if value_type == "boolean":
-        return {"type": "boolean"}
-    if value_type in ("number", "integer"):
-        return {
-            "anyOf": [
-                {"type": "number"},
-                {"type": "string", "pattern": OP_PATTERN},
-                {"type": "string", "pattern": RANGE_PATTERN},
-            ]
-        }
-    if value_type == "list":
-        return {"type": "array"}
-    return {"type": "string", "not": {"pattern": r"^\s*(?:>=|<=|!=|==|>|<)"}}
-
-
-def _arg_schema(name: str, kind: Any) -> Schema:
-    if name == "between":
-        return {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2}
-    if name == "kind":
-        return {"enum": list(KIND_NAMES)}
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    parts = [type_schema(k) for k in kinds]
-    return parts[0] if len(parts) == 1 else {"anyOf": parts}
-
-
-def _observation_schema(d: ObservationDef) -> Schema:
-    value = _value_schema(d.value_type)
-    with_args: Schema = {
-        "type": "object",
-        "properties": {**{k: _arg_schema(k, t) for k, t in d.args.items()}, "is": value},
-        "required": ["is", *d.required],
-        "additionalProperties": False,
-    }
-    args = ", ".join(d.args) or "none"
-    description = f"{d.doc} ({d.value_type}; arguments: {args})"
-    if d.required:
-        return {**with_args, "description": description}
-    if not d.args:
-        return {**value, "description": description}
-    return {"description": description, "anyOf": [value, with_args]}
-
-
-def _step_defs() -> dict[str, Schema]:
-    return {
-        "step": {
-            "type": "object",
-            "oneOf": [
-                {
-                    "required": ["inject"],
-                    "properties": {
-                        "inject": _ref("fault"),
-                        "as": {**_ref("name"), "not": {"enum": list(RESTORE_WORDS)}},
-                    },
-                    "additionalProperties": False,
-                },
-                {
-                    "required": ["restore"],
-                    "properties": {
-                        "restore": {
-                            "type": "string",
-                            "minLength": 1,
-                            "description": "A name given with 'as:', or all, or last.",
-                        }
-                    },
-                    "additionalProperties": False,
-                },
-                {
-                    "required": ["expect"],
-                    "properties": {"expect": _ref("expect")},
-                    "additionalProperties": False,
-                },
-                {
-                    "required": ["wait"],
-                    "properties": {
-                        "wait": {
-                            "anyOf": [
-                                {"type": "number", "exclusiveMinimum": 0},
-                                {"type": "string", "pattern": DURATION_PATTERN},
-                            ],
-                            "description": "Let the clock run: seconds or 40s, 500ms, 2m.",
-                        }
-                    },
-                    "additionalProperties": False,
-                },
-                {
-                    "required": ["restart"],
-                    "properties": {
-                        "restart": {
-                            "type": "string",
-                            "minLength": 1,
-                            "description": "Start crashed jobs again: a job name, or all.",
-                        }
-                    },
-                    "additionalProperties": False,
-                },
-            ],
-        },
-        "expect": {
-            "type": "object",
-            "description": "Observation: expectation (a value, '>= N', 'LOW..HIGH', a list, "
-            "or {ARGS..., is: EXPECTATION}).",
-            "minProperties": 1,
-            "additionalProperties": False,
-            "properties": {name: _observation_schema(d) for name, d in OBSERVATIONS.items()},
-        },
-    }
 
 
 def _job_schema() -> Schema:
@@ -402,7 +100,7 @@ def _job_schema() -> Schema:
                 "required": ["name", "nodes"],
                 "properties": {
                     "name": {"type": "string", "minLength": 1},
-                    "nodes": _one_or_many({"type": "string", "minLength": 1}),
+                    "nodes": one_or_many({"type": "string", "minLength": 1}),
                     "failover": failover,
                     "timeout": timeout,
                     "collectives": collectives,
@@ -413,63 +111,6 @@ def _job_schema() -> Schema:
             },
         ],
     }
-
-
-def routing_schema() -> Schema:
-    """``routing:``: a control plane, or a mapping of settings (:mod:`harness.fabric.routing`)."""
-    return {
-        "description": "A control plane (shorthand for {control: ...}) or a mapping of settings.",
-        "anyOf": [
-            {"enum": list(CHOICES[SHORTHAND])},
-            {
-                "type": "object",
-                "additionalProperties": False,
-                "properties": {
-                    **{
-                        key: {"enum": list(choices), "description": ROUTING_DOCS[key]}
-                        for key, choices in CHOICES.items()
-                    },
-                    **{
-                        key: {
-                            "anyOf": [
-                                {"type": "number", "minimum": 0},
-                                {"type": "string", "pattern": DURATION_PATTERN},
-                            ],
-                            "description": ROUTING_DOCS[key],
-                        }
-                        for key in ROUTING_DURATIONS
-                    },
-                    "bfd": {
-                        "anyOf": [
-                            {"enum": list(BFD_WORDS)},
-                            {"type": "boolean"},
-                            {"type": "number", "exclusiveMinimum": 0},
-                            {"type": "string", "pattern": DURATION_PATTERN},
-                        ],
-                        "description": ROUTING_DOCS["bfd"],
-                    },
-                },
-                "allOf": [
-                    {
-                        "if": {
-                            "required": ["engine", "paths"],
-                            "properties": {"engine": {"enum": engines}},
-                        },
-                        "then": {"properties": {"paths": {"const": rule}}},
-                    }
-                    for rule, engines in _engines_by_rule().items()
-                ],
-            },
-        ],
-    }
-
-
-def _engines_by_rule() -> dict[str, list[str]]:
-    """Path rule -> the OpenSM engines that route by it (an engine must agree with paths)."""
-    out: dict[str, list[str]] = {}
-    for engine, rule in ENGINE_PATHS.items():
-        out.setdefault(rule, []).append(engine)
-    return out
 
 
 def _fabric_ref_schema() -> Schema:
@@ -505,7 +146,7 @@ def scenario_schema() -> Schema:
         },
     }
     props: dict[str, Schema] = {
-        "name": _ref("name"),
+        "name": ref("name"),
         "description": NOT_BLANK,
         "tags": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "backends": {
@@ -514,12 +155,12 @@ def scenario_schema() -> Schema:
             "minItems": 1,
             "uniqueItems": True,
         },
-        "fabric": _ref("fabric"),
-        "routing": _ref("routing"),
+        "fabric": ref("fabric"),
+        "routing": ref("routing"),
         "expect_fabric_error": NOT_BLANK,
-        "jobs": {"type": "array", "items": _ref("job")},
+        "jobs": {"type": "array", "items": ref("job")},
         "checkpoint": checkpoint,
-        "steps": {"type": "array", "items": _ref("step")},
+        "steps": {"type": "array", "items": ref("step")},
     }
     for key, schema in props.items():
         props[key] = {**schema, "description": SCENARIO_DOCS[key]}
@@ -533,7 +174,7 @@ def scenario_schema() -> Schema:
             "required": ["steps"],
             "properties": {
                 "steps": {"minItems": 1},
-                "fabric": {"allOf": _params_by_source(exclude_name=False, require=True)},
+                "fabric": {"allOf": params_by_source(exclude_name=False, require=True)},
             },
         },
     }
@@ -543,8 +184,8 @@ def scenario_schema() -> Schema:
         "title": "harness scenario file",
         "description": "One scenario, or a list of scenarios (docs/scenario-format.md).",
         "anyOf": [
-            _ref("scenario"),
-            {"type": "array", "minItems": 1, "items": _ref("scenario")},
+            ref("scenario"),
+            {"type": "array", "minItems": 1, "items": ref("scenario")},
         ],
         "$defs": {
             "name": {"type": "string", "pattern": NAME_PATTERN},
@@ -552,117 +193,9 @@ def scenario_schema() -> Schema:
             "fabric": _fabric_ref_schema(),
             "routing": routing_schema(),
             "job": _job_schema(),
-            **_selector_defs(),
-            **_step_defs(),
+            **selector_defs(),
+            **step_defs(),
         },
-    }
-
-
-# -- fabric files -------------------------------------------------------------------------
-
-
-def fabric_schema() -> Schema:
-    """The JSON Schema of a fabric file (generator/preset form or explicit form)."""
-    small = {"type": "integer", "minimum": 0}
-    element_id = {
-        "type": "string",
-        "pattern": r"^[A-Za-z0-9][A-Za-z0-9._/-]*$",
-        "not": {"pattern": "--"},
-    }
-    node_props: Schema = {
-        "id": element_id,
-        "model": {"enum": list(NODE_TEMPLATES)},
-        "su": small,
-        "node": small,
-        "pod": small,
-        "overrides": {
-            "type": "object",
-            "description": "NodeSpec fields to change (and cpus).",
-            "additionalProperties": False,
-            "properties": {k: type_schema(t) for k, t in NODE_OVERRIDE_FIELDS.items()},
-        },
-    }
-    switch_props: Schema = {
-        "id": element_id,
-        "kind": {"enum": list(SWITCH_KINDS)},
-        "ports": {"type": "integer", "minimum": 0, "description": "The radix."},
-        "su": small,
-        "rail": {"type": "integer", "minimum": -1},
-        "pod": small,
-        "plane": small,
-    }
-    link_props: Schema = {
-        "a": {"type": "string", "minLength": 1},
-        "b": {"type": "string", "minLength": 1},
-        "kind": {"enum": list(LINK_KINDS)},
-        "gbps": {"type": "number", "exclusiveMinimum": 0, "description": "Per direction, Gb/s."},
-        "a_port": {"type": "integer", "minimum": 1},
-        "b_port": {"type": "integer", "minimum": 1},
-        "count": {"type": "integer", "minimum": 1, "description": "Parallel cables."},
-        "lanes": {"type": "integer", "minimum": 1, "description": "Default 4 (storage: 1)."},
-    }
-    common = {
-        "name": {"type": "string", "pattern": NAME_PATTERN},
-        "description": NOT_BLANK,
-        "routing": routing_schema(),
-    }
-    generator_form: Schema = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {
-            **common,
-            "generator": {"enum": list(GENERATORS)},
-            "preset": {"enum": list(PRESETS)},
-            "params": {"type": "object"},
-        },
-        "oneOf": [{"required": ["generator"]}, {"required": ["preset"]}],
-        "allOf": _params_by_source(exclude_name=True, require=False),
-    }
-    explicit_form: Schema = {
-        "type": "object",
-        "required": ["nodes"],
-        "additionalProperties": False,
-        "properties": {
-            **common,
-            "tiers": {"enum": [2, 3]},
-            "nodes": {
-                "type": "array",
-                "minItems": 1,
-                "items": {
-                    "type": "object",
-                    "required": ["id", "model"],
-                    "additionalProperties": False,
-                    "properties": node_props,
-                },
-            },
-            "switches": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["id", "kind"],
-                    "additionalProperties": False,
-                    "properties": switch_props,
-                    "if": {"not": {"properties": {"kind": {"const": "storage"}}}},
-                    "then": {"required": ["ports"], "properties": {"ports": {"minimum": 1}}},
-                },
-            },
-            "links": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["a", "b", "kind", "gbps"],
-                    "additionalProperties": False,
-                    "properties": link_props,
-                },
-            },
-        },
-    }
-    return {
-        "$schema": DIALECT,
-        "$id": "urn:harness:schema:fabric",
-        "title": "harness fabric file",
-        "description": "generator/preset + params, or explicit nodes, switches and links.",
-        "oneOf": [generator_form, explicit_form],
     }
 
 

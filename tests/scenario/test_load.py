@@ -12,14 +12,14 @@ from hypothesis import strategies as st
 
 from harness.errors import ScenarioError
 from harness.faults.fault import FaultKind
+from harness.inputs.yaml import key_text
+from harness.inputs.yaml import read_yaml
 from harness.run.scenario import run_scenario
+from harness.scenario.discover import discover
 from harness.scenario.load import SCENARIO_KEYS
-from harness.scenario.load import discover
-from harness.scenario.load import key_text
 from harness.scenario.load import load_file
 from harness.scenario.load import load_paths
 from harness.scenario.load import load_text
-from harness.scenario.load import read_yaml
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import InjectStep
 from harness.scenario.model import RestoreStep

@@ -18,20 +18,20 @@ from harness.fabric.fabric_file import GENERATOR_FORM_KEYS
 from harness.fabric.fabric_file import LINK_KEYS
 from harness.fabric.fabric_file import NODE_KEYS
 from harness.fabric.fabric_file import SWITCH_KEYS
+from harness.fabric.schema import fabric_schema
 from harness.faults.fault import FAULT_KINDS
 from harness.faults.selectors import SELECTOR_KEYS
 from harness.observations.checks import OBSERVATIONS
 from harness.scenario.load import CHECKPOINT_KEYS
-from harness.scenario.load import DEGRADE_KEYS
 from harness.scenario.load import FABRIC_KEYS
 from harness.scenario.load import JOB_KEYS
 from harness.scenario.load import SCENARIO_KEYS
-from harness.scenario.load import STEP_KEYS
 from harness.scenario.load import load_file
-from harness.scenario.schema import fabric_schema
 from harness.scenario.schema import main
 from harness.scenario.schema import render
 from harness.scenario.schema import scenario_schema
+from harness.scenario.steps import DEGRADE_KEYS
+from harness.scenario.steps import STEP_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = ROOT / "harness" / "schema"
