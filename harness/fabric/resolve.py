@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,24 @@ from harness.errors import FabricDesignError
 from harness.fabric.generators import GENERATORS
 from harness.fabric.model import Fabric
 from harness.fabric.presets import preset
-from harness.scenario.model import FabricRef
+from harness.inputs.location import Location
+
+
+@dataclass(frozen=True, slots=True)
+class FabricRef:
+    """Which fabric: a preset, a fabric file or an inline generator, plus parameters."""
+
+    preset: str | None = None
+    file: Path | None = None
+    generator: str | None = None
+    params: tuple[tuple[str, Any], ...] = ()
+    where: Location = Location()
+
+    def describe(self) -> str:
+        base = self.preset or (str(self.file) if self.file else f"generator {self.generator}")
+        if self.params:
+            base += " (" + ", ".join(f"{k}={v}" for k, v in self.params) + ")"
+        return base
 
 
 def build_fabric(ref: FabricRef) -> Fabric:

@@ -51,6 +51,7 @@ from harness.fabric.generators import GENERATORS
 from harness.fabric.jobs import JobSpec
 from harness.fabric.model import Fabric
 from harness.fabric.presets import PRESETS
+from harness.fabric.resolve import FabricRef
 from harness.fabric.routing import RoutingOverride
 from harness.fabric.routing import parse_override
 from harness.faults.fault import FAULT_KINDS
@@ -61,6 +62,7 @@ from harness.faults.selectors import SELECTOR_KEYS
 from harness.faults.selectors import parse_selector
 from harness.inputs.durations import parse_duration
 from harness.inputs.files import display_path
+from harness.inputs.location import Location
 from harness.inputs.suggest import closest
 from harness.inputs.yaml import KeyPath
 from harness.inputs.yaml import YamlDoc
@@ -74,9 +76,7 @@ from harness.observations.checks import check_args
 from harness.observations.expect import Expect
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
-from harness.scenario.model import FabricRef
 from harness.scenario.model import InjectStep
-from harness.scenario.model import Location
 from harness.scenario.model import RestartStep
 from harness.scenario.model import RestoreStep
 from harness.scenario.model import Scenario

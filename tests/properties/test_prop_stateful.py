@@ -17,20 +17,20 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import invariant
 
-from harness.search import strategies as hst
 from harness.errors import InvariantViolation
 from harness.errors import ScenarioError
 from harness.fabric import Fabric
 from harness.fabric import preset
 from harness.fabric import two_tier
 from harness.fabric.jobs import JobSpec
+from harness.fabric.resolve import FabricRef
 from harness.fabric.resolve import build_fabric
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.run.scenario import run_scenario
 from harness.scenario.load import load_text
-from harness.scenario.model import FabricRef
 from harness.scenario.model import InjectStep
+from harness.search import strategies as hst
 from harness.search.reproducer import ENV_SAVE
 from harness.search.reproducer import expectation_raw
 from harness.search.reproducer import fabric_ref
