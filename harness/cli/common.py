@@ -35,6 +35,12 @@ EXIT_BAD_INPUT = 2
 EXIT_ENVIRONMENT = 3
 EXIT_INTERRUPTED = 130
 
+# What a FABRIC argument means (harness.fabric.resolve.fabric_ref_for says the same).
+FABRIC_RULE = (
+    "a bare name is a preset, a name with a / or a suffix (.yaml) a file; a preset name "
+    "that is also a file here is an error: write ./NAME for the file"
+)
+
 
 def stdout_console() -> Console:
     # Made per call, so tests that capture sys.stdout see the output.

@@ -8,6 +8,7 @@ import sys
 
 from harness.cli.common import EXIT_FAILED
 from harness.cli.common import EXIT_OK
+from harness.cli.common import FABRIC_RULE
 from harness.cli.common import add_forwarding
 from harness.cli.common import add_report
 from harness.cli.common import add_reroute
@@ -30,7 +31,9 @@ from harness.reporting.changes import print_risk
 
 
 def configure_risk(p: argparse.ArgumentParser) -> None:
-    p.add_argument("fabric", metavar="FABRIC", help="a preset name or a fabric file")
+    p.add_argument(
+        "fabric", metavar="FABRIC", help="a preset name or a fabric file: " + FABRIC_RULE
+    )
     p.add_argument(
         "--change",
         required=True,

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.cli.common import EXIT_OK
+from harness.cli.common import FABRIC_RULE
 from harness.cli.common import stdout_console
 from harness.errors import ScenarioError
 from harness.fabric.presets import PRESETS
@@ -20,7 +21,7 @@ from harness.reporting.fabric_view import print_fabric
 
 def configure_show(p: argparse.ArgumentParser) -> None:
     p.add_argument("fabric", nargs="?", metavar="FABRIC",
-                   help="a preset name (see --list) or a fabric file")  # fmt: skip
+                   help="a preset name (see --list) or a fabric file: " + FABRIC_RULE)  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--list", action="store_true", help="list the presets")
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.cli.common import EXIT_OK
+from harness.cli.common import FABRIC_RULE
 from harness.cli.common import add_forwarding
 from harness.cli.common import add_report
 from harness.cli.common import cli_routing
@@ -34,7 +35,9 @@ from harness.reporting.sweep_files import write_csv
 
 
 def configure_sweep(p: argparse.ArgumentParser) -> None:
-    p.add_argument("fabric", metavar="FABRIC", help="a preset name or a fabric file")
+    p.add_argument(
+        "fabric", metavar="FABRIC", help="a preset name or a fabric file: " + FABRIC_RULE
+    )
     p.add_argument(
         "--jobs",
         default="per-su",

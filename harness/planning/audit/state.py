@@ -28,7 +28,7 @@ def state_faults(fabric: Fabric, value: str | None) -> tuple[list[Fault], list[s
     (``"kill su02/leaf-r1"``) is parsed as for ``--change``.  None: no faults.
 
     >>> from harness.fabric.presets import preset
-    >>> state_faults(preset("seed-a800"), "kill spine-05")[0][0].kind
+    >>> state_faults(preset("seed-a800"), "kill spine-05")[0][0].kind.value
     'kill'
     """
     if value is None:
