@@ -34,6 +34,7 @@ from harness.fabric.routing import foreign_reroute
 from harness.fabric.routing import resolve
 from harness.faults.fault import AppliedFault
 from harness.faults.fault import FaultState
+from harness.inputs.location import Location
 from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
 from harness.invariants.timeline import Timeline
@@ -56,7 +57,6 @@ from harness.observations.plans import island_plan
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import InjectStep
-from harness.scenario.model import Location
 from harness.scenario.model import RestartStep
 from harness.scenario.model import RestoreStep
 from harness.scenario.model import Scenario

@@ -27,6 +27,7 @@ from harness.fabric.jobs import JobSpec
 from harness.faults.selectors import KIND_NAMES
 from harness.inputs.checker import Checker
 from harness.inputs.checker import did_you_mean
+from harness.inputs.location import Location
 from harness.inputs.values import is_number
 from harness.inputs.yaml import KeyPath
 from harness.inputs.yaml import YamlDoc
@@ -35,7 +36,6 @@ from harness.observations.checks import ObservationDef
 from harness.observations.checks import check_args
 from harness.observations.expect import Expect
 from harness.scenario.model import Expectation
-from harness.scenario.model import Location
 
 EXPECT_IS = "is"
 

@@ -48,6 +48,7 @@ from harness.fabric.jobs import JobSpec
 from harness.fabric.params import check_params
 from harness.fabric.params import generator_function
 from harness.fabric.presets import PRESETS
+from harness.fabric.resolve import FabricRef
 from harness.fabric.routing import check_override
 from harness.inputs.checker import did_you_mean
 from harness.inputs.checker import type_word
@@ -59,7 +60,6 @@ from harness.inputs.yaml import read_yaml
 from harness.inputs.yaml import read_yaml_file
 from harness.observations.checks import CheckpointSpec
 from harness.scenario.discover import discover
-from harness.scenario.model import FabricRef
 from harness.scenario.model import Scenario
 from harness.scenario.steps import RawStep
 from harness.scenario.steps import StepChecker

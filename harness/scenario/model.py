@@ -2,48 +2,22 @@
 
 The loader (:mod:`harness.scenario.load`) turns YAML into these; the runner
 (:mod:`harness.run.scenario`) executes them on a backend.  Every piece keeps the
-:class:`Location` it came from, so results and errors can name file:line.
+:class:`~harness.inputs.location.Location` it came from, so results and errors can name file:line.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field
-from pathlib import Path
 from typing import Any
 
 from harness.fabric.jobs import JobSpec
+from harness.fabric.resolve import FabricRef
 from harness.fabric.routing import RoutingOverride
 from harness.faults.fault import Fault
+from harness.inputs.location import Location
 from harness.observations.checks import CheckpointSpec
 from harness.observations.expect import Expect
-
-
-@dataclass(frozen=True, slots=True)
-class Location:
-    path: str = ""
-    line: int = 0
-    column: int = 0
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}" if self.line else self.path
-
-
-@dataclass(frozen=True, slots=True)
-class FabricRef:
-    """Which fabric: a preset, a fabric file or an inline generator, plus parameters."""
-
-    preset: str | None = None
-    file: Path | None = None
-    generator: str | None = None
-    params: tuple[tuple[str, Any], ...] = ()
-    where: Location = Location()
-
-    def describe(self) -> str:
-        base = self.preset or (str(self.file) if self.file else f"generator {self.generator}")
-        if self.params:
-            base += " (" + ", ".join(f"{k}={v}" for k, v in self.params) + ")"
-        return base
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,10 +44,10 @@ from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
 from harness.fabric.routing import Routing
 from harness.fabric.routing import resolve
 from harness.faults.fault import AppliedFault
+from harness.inputs.location import Location
 from harness.inputs.suggest import did_you_mean
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import InjectStep
-from harness.scenario.model import Location
 from harness.scenario.model import RestartStep
 from harness.scenario.model import RestoreStep
 from harness.scenario.model import Scenario

@@ -34,12 +34,12 @@ from harness.faults.selectors import parse_selector
 from harness.inputs.checker import did_you_mean
 from harness.inputs.checker import type_word
 from harness.inputs.durations import parse_duration
+from harness.inputs.location import Location
 from harness.inputs.yaml import KeyPath
 from harness.inputs.yaml import YamlDoc
 from harness.scenario.expectations import ExpectChecker
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import InjectStep
-from harness.scenario.model import Location
 from harness.scenario.model import RestartStep
 from harness.scenario.model import RestoreStep
 from harness.scenario.model import Step

@@ -36,6 +36,7 @@ from harness.fabric.jobs import DEFAULT_TIMEOUT_S
 from harness.fabric.jobs import JobSpec
 from harness.fabric.model import Fabric
 from harness.fabric.presets import PRESETS
+from harness.fabric.resolve import FabricRef
 from harness.fabric.resolve import build_fabric
 from harness.faults.fault import AppliedFault
 from harness.faults.fault import Fault
@@ -44,7 +45,6 @@ from harness.faults.fault import percent
 from harness.faults.selectors import GLOB_CHARS
 from harness.faults.selectors import Selector
 from harness.observations.checks import CheckpointSpec
-from harness.scenario.model import FabricRef
 
 ENV_SAVE = "HARNESS_SAVE_REPRODUCER"
 NAME_RE = re.compile(r"[^a-z0-9._-]+")

@@ -58,6 +58,7 @@ from harness.fabric.jobs import Job
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
+from harness.fabric.resolve import FabricRef
 from harness.fabric.resolve import build_fabric
 from harness.faults.fault import AppliedFault
 from harness.faults.fault import Fault
@@ -67,7 +68,6 @@ from harness.observations.checks import CheckpointSpec
 from harness.observations.checks import Context
 from harness.observations.checks import observe
 from harness.observations.expect import Expect
-from harness.scenario.model import FabricRef
 from harness.search.reproducer import FabricLike
 from harness.search.reproducer import expectation_raw
 from harness.search.reproducer import fabric_ref
@@ -121,7 +121,7 @@ class FabricStateMachine(RuleBasedStateMachine):
     Class attributes (set them in the subclass):
 
     ``fabric``
-        A preset name, a :class:`~harness.scenario.model.FabricRef` or a fabric
+        A preset name, a :class:`~harness.fabric.resolve.FabricRef` or a fabric
         built by a preset or :func:`harness.search.strategies.fabrics` (required).  A
         fabric built any other way is searched too, but its reproducer cannot
         name it, so none is written.

@@ -43,12 +43,12 @@ from harness.fabric.model import SWITCH_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.fabric.resolve import FabricRef
 from harness.fabric.resolve import build_fabric
 from harness.faults.fault import FAULT_KINDS
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultKind
 from harness.faults.selectors import Selector
-from harness.scenario.model import FabricRef
 from harness.search.reproducer import remember
 
 GeneratorName = Literal["two-tier", "three-tier", "dual-tor"]

@@ -44,6 +44,7 @@ from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.fabric.resolve import FabricRef
 from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
 from harness.fabric.routing import Routing
 from harness.faults.fault import FAULT_KINDS
@@ -60,7 +61,6 @@ from harness.observations.plans import uplink_flow_group
 from harness.run.scenario import run_scenario
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
-from harness.scenario.model import FabricRef
 from harness.scenario.model import InjectStep
 from harness.scenario.model import Scenario
 

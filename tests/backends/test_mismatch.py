@@ -20,14 +20,14 @@ from harness.backends import BackendInfo
 from harness.cli import main
 from harness.errors import BackendError
 from harness.fabric.jobs import JobSpec
+from harness.fabric.resolve import FabricRef
 from harness.faults.fault import Fault
+from harness.inputs.location import Location
 from harness.observations.expect import Expect
 from harness.run.scenario import run_scenario
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
-from harness.scenario.model import FabricRef
 from harness.scenario.model import InjectStep
-from harness.scenario.model import Location
 from harness.scenario.model import RestoreStep
 from harness.scenario.model import Scenario
 from tests.backends.backend_fakes import LimitedBackend

@@ -11,6 +11,7 @@ import pytest
 
 from harness import cli
 from harness.cli import main
+from harness.cli import run as cli_run
 from harness.errors import BackendError
 from harness.fabric.presets import PRESETS
 
@@ -250,7 +251,7 @@ def test_backend_error_anywhere_exits_3(
         msg = "ip link add failed"
         raise BackendError(msg, OSError(1, "Operation not permitted"))
 
-    monkeypatch.setattr(cli, "run_scenario", broken)
+    monkeypatch.setattr(cli_run, "run_scenario", broken)
     assert main(["run", str(good)]) == 3
     assert "error: environment: ip link add failed: [Errno 1]" in capsys.readouterr().err
 
@@ -261,7 +262,7 @@ def test_keyboard_interrupt_exits_130(
     def interrupted(*_: object, **__: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "run_scenario", interrupted)
+    monkeypatch.setattr(cli_run, "run_scenario", interrupted)
     assert main(["run", str(good)]) == 130
     assert "error: interrupted" in capsys.readouterr().err
 

@@ -12,12 +12,12 @@ from harness.fabric.fabric_file import load_fabric_file
 from harness.fabric.model import CABLE_KINDS
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.fabric.resolve import FabricRef
 from harness.faults.fault import Fault
 from harness.observations.expect import Expect
 from harness.run.scenario import run_scenario
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
-from harness.scenario.model import FabricRef
 from harness.scenario.model import InjectStep
 from harness.scenario.model import Scenario
 

@@ -353,7 +353,7 @@ def test_xdist(project: pytest.Pytester) -> None:
 
 
 STATEFUL_TEST = """
-from harness.scenario.model import FabricRef
+from harness.fabric.resolve import FabricRef
 from harness.fabric.jobs import JobSpec
 from hypothesis import settings
 from harness.search.stateful import FabricStateMachine, run

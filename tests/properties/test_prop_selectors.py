@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 
 from harness.fabric import Fabric
 from harness.fabric.generators import GENERATORS
+from harness.fabric.resolve import FabricRef
 from harness.fabric.resolve import build_fabric
 from harness.faults.selectors import Domain
 from harness.faults.selectors import parse_selector
 from harness.faults.selectors import resolve
 from harness.faults.selectors import select
-from harness.scenario.model import FabricRef
 from harness.search import strategies as hst
 
 # (selector without random/all-but, domain) pairs that match something on every design

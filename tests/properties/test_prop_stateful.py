@@ -23,12 +23,12 @@ from harness.fabric import Fabric
 from harness.fabric import preset
 from harness.fabric import two_tier
 from harness.fabric.jobs import JobSpec
+from harness.fabric.resolve import FabricRef
 from harness.fabric.resolve import build_fabric
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.run.scenario import run_scenario
 from harness.scenario.load import load_text
-from harness.scenario.model import FabricRef
 from harness.scenario.model import InjectStep
 from harness.search import strategies as hst
 from harness.search.reproducer import ENV_SAVE

@@ -14,7 +14,9 @@ from rich.console import Console
 from harness.errors import ScenarioError
 from harness.fabric.jobs import JobSpec
 from harness.fabric.presets import preset
+from harness.fabric.resolve import FabricRef
 from harness.faults.fault import Fault
+from harness.inputs.location import Location
 from harness.observations.expect import Expect
 from harness.reporting import ConsoleReporter
 from harness.reporting import RunReport
@@ -37,9 +39,7 @@ from harness.run.scenario import StepResult
 from harness.run.scenario import run_scenario
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
-from harness.scenario.model import FabricRef
 from harness.scenario.model import InjectStep
-from harness.scenario.model import Location
 from harness.scenario.model import RestoreStep
 from harness.scenario.model import Scenario
 

@@ -24,6 +24,7 @@ from harness.fabric.jobs import Job
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
+from harness.fabric.resolve import resolve_fabric
 from harness.fabric.routing import PathRule
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
@@ -116,16 +117,8 @@ def build_fabric_for(spec: SweepSpec) -> Fabric:
 
 @functools.lru_cache(maxsize=4)
 def _fabric_by_name(name: str, params: tuple[tuple[str, Any], ...]) -> Fabric:
-    from pathlib import Path
-
-    from harness.fabric.presets import PRESETS
-    from harness.fabric.presets import preset
-
-    if name in PRESETS:
-        return preset(name, **dict(params))
-    from harness.fabric.fabric_file import load_fabric_file
-
-    return load_fabric_file(Path(name), overrides=dict(params))
+    # Cached: every shard a worker evaluates starts from the same fabric.
+    return resolve_fabric(name, params)
 
 
 def enumerate_cases(fabric: Fabric, spec: SweepSpec) -> tuple[list[tuple[Failure, ...]], int]:

@@ -1,0 +1,149 @@
+"""What every command of the ``harness`` command shares: exit codes, console and
+progress output, the ``--report`` argument, and routing from the command line
+(``--routing``, ``--forwarding``, ``--reroute`` over a fabric file's ``routing:``)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from pathlib import Path
+from typing import cast
+
+from rich.console import Console
+
+from harness.errors import ScenarioError
+from harness.fabric.resolve import fabric_ref_for
+from harness.fabric.routing import DEFAULT
+from harness.fabric.routing import DEFAULT_REROUTE_S
+from harness.fabric.routing import Control
+from harness.fabric.routing import Routing
+from harness.fabric.routing import control_of
+from harness.fabric.routing import resolve
+from harness.inputs.durations import parse_duration
+from harness.invariants.traffic import DEFAULT_FORWARDING
+from harness.invariants.traffic import FORWARDINGS
+from harness.invariants.traffic import Forwarding
+from harness.reporting.console import make_console
+from harness.reporting.progress import LOG_INTERVAL
+from harness.reporting.progress import ProgressReporter
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_ENVIRONMENT = 3
+EXIT_INTERRUPTED = 130
+
+# What a FABRIC argument means (harness.fabric.resolve.fabric_ref_for says the same).
+FABRIC_RULE = (
+    "a bare name is a preset, a name with a / or a suffix (.yaml) a file; a preset name "
+    "that is also a file here is an error: write ./NAME for the file"
+)
+
+
+def stdout_console() -> Console:
+    # Made per call, so tests that capture sys.stdout see the output.
+    return make_console(sys.stdout)
+
+
+def print_error(message: str) -> None:
+    """Print ``error: ...`` to stderr, one line per line of ``message``."""
+    for line in message.splitlines() or [""]:
+        print(f"error: {line}", file=sys.stderr)
+
+
+def progress_bar(label: str, unit: str) -> ProgressReporter:
+    """The renderer for a library ``progress(done, total)`` callback: a bar on a
+    terminal, a plain stderr line every HARNESS_PROGRESS_INTERVAL seconds elsewhere."""
+    raw = os.environ.get("HARNESS_PROGRESS_INTERVAL", str(LOG_INTERVAL))
+    try:
+        interval = float(raw)
+    except ValueError:
+        interval = -1.0
+    if not interval >= 0:
+        msg = f"HARNESS_PROGRESS_INTERVAL={raw!r}: give the seconds between progress lines"
+        raise ScenarioError(msg)
+    return ProgressReporter(label, unit, stream=sys.stderr, interval=interval)
+
+
+def print_note(message: str) -> None:
+    print(f"note: {message}", file=sys.stderr)
+
+
+def add_report(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--report",
+        type=Path,
+        metavar="DIR",
+        help="also write an HTML report (index.html, figures, drawings) to DIR",
+    )
+
+
+def wrote_report(page: Path) -> None:
+    print_note(f"wrote the HTML report {page}")
+
+
+def routing_arg(value: str) -> Control:
+    try:
+        return control_of(value)
+    except ScenarioError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def add_forwarding(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--forwarding",
+        choices=FORWARDINGS,
+        help="how switches spread flows over live uplinks, for job bandwidth: static "
+        "(per-destination tables, OpenSM ftree), adaptive (every live uplink), ecmp (per-flow "
+        "hash); default: the fabric file's routing:, else static",
+    )
+
+
+def forwarding_of(args: argparse.Namespace) -> Forwarding:
+    """``--forwarding``, else what the fabric file's ``routing:`` gives, else the default."""
+    if args.forwarding is not None:
+        return cast("Forwarding", args.forwarding)
+    routing = _file_routing(args.fabric)
+    return routing.forwarding_model if routing is not None else DEFAULT_FORWARDING
+
+
+def _file_routing(fabric: str) -> Routing | None:
+    """The ``routing:`` of the fabric file FABRIC names; None when it names a preset."""
+    from harness.fabric.fabric_file import fabric_file_routing
+
+    path = fabric_ref_for(fabric).file
+    if path is None or not path.is_file():
+        return None
+    return resolve(fabric_file_routing(path))
+
+
+def add_reroute(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--reroute",
+        type=_reroute_arg,
+        metavar="DURATION",
+        help="how long a kill, cut or optic stalls the running jobs while the fabric reroutes "
+        "(5s, 500ms): a job whose timeout is no longer crashes; default: the fabric file's "
+        f"routing:, else {DEFAULT_REROUTE_S:g}s",
+    )
+
+
+def _reroute_arg(value: str) -> float:
+    try:
+        return parse_duration(value, "--reroute", zero=True)
+    except ScenarioError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def cli_routing(args: argparse.Namespace) -> Routing:
+    """The fabric file's ``routing:`` (else the defaults) with ``--forwarding``/``--reroute``."""
+    routing = _file_routing(args.fabric)
+    if routing is None:
+        routing = DEFAULT
+    if args.forwarding is not None:
+        routing = dataclasses.replace(routing, forwarding=args.forwarding)
+    if getattr(args, "reroute", None) is not None:
+        routing = dataclasses.replace(routing, reroute=args.reroute)
+    return routing

@@ -1,0 +1,89 @@
+"""The commands on this host's network namespaces: ``harness emulate`` (bring a
+fabric up, take it down, list) and ``harness clean`` (remove what crashed runs left)."""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.cli.common import EXIT_OK
+from harness.cli.common import routing_arg
+from harness.errors import ScenarioError
+from harness.fabric.resolve import resolve_fabric
+from harness.fabric.routing import parse_bfd
+
+
+def _bfd_arg(value: str) -> str:
+    try:
+        return parse_bfd(value)
+    except ScenarioError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def configure_emulate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=("up", "down", "status"), help="bring up, take down, list")
+    p.add_argument("fabric", nargs="?", help="a preset name or fabric file (up, down)")
+    p.add_argument(
+        "--scale",
+        type=float,
+        default=1e-3,
+        help="link rate scale factor (default 0.001: 200 Gb/s -> 200 Mb/s)",
+    )
+    p.add_argument("--routing", type=routing_arg, default="sm", metavar="{sm,bgp}",
+                   help="up: sm (tables computed by the harness, default) or bgp (FRR on "
+                   "every switch)")  # fmt: skip
+    p.add_argument("--bfd", type=_bfd_arg, default="off", metavar="{off,on,INTERVAL}",
+                   help="up, with --routing bgp: BFD on every session: off (default), on "
+                   "(timers by fabric size) or an interval such as 300ms")  # fmt: skip
+
+
+def cmd_emulate(args: argparse.Namespace) -> int:
+    from harness.backends.netns import session
+
+    if args.action == "status":
+        runs = session.status()
+        for r in runs:
+            print(
+                f"{r.run_id}  {r.fabric}  {r.purpose}  {r.state}  {r.namespaces} namespaces"
+                f"  ({r.names_file})"
+            )
+        if not runs:
+            print("no emulations (the ledger is empty)")
+        return EXIT_OK
+    if not args.fabric:
+        msg = f"harness emulate {args.action} needs a FABRIC (a preset or a fabric file)"
+        raise ScenarioError(msg)
+    if args.action == "down":
+        for rid in session.down(resolve_fabric(args.fabric).name):
+            print(f"took down run {rid}")
+        return EXIT_OK
+    emu = session.up(
+        resolve_fabric(args.fabric), scale=args.scale, control=args.routing, bfd=args.bfd
+    )
+    for line in session.entering_hint(emu):
+        print(line)
+    print(f"take it down with:  harness emulate down {args.fabric}")
+    return EXIT_OK
+
+
+def configure_clean(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--include-emulations",
+        action="store_true",
+        help="also take down emulations left up by `harness emulate up`",
+    )
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    from harness.backends.ledger import clean
+
+    report = clean(include_detached=args.include_emulations)
+    for rid, removed in report.removed.items():
+        print(
+            f"run {rid}: removed {len(removed)} objects"
+            + (f" ({removed[0]}, ...)" if removed else "")
+        )
+    for rid in report.live:
+        print(f"run {rid}: still running or up, left alone")
+    if not report.removed and not report.live:
+        print("nothing to clean")
+    return EXIT_OK

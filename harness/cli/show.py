@@ -1,0 +1,78 @@
+"""``harness show``: a fabric (a preset or a fabric file) in numbers, or the presets."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from rich.table import Table
+from rich.text import Text
+
+from harness.cli.common import EXIT_OK
+from harness.cli.common import FABRIC_RULE
+from harness.cli.common import stdout_console
+from harness.errors import ScenarioError
+from harness.fabric.presets import PRESETS
+from harness.fabric.resolve import resolve_fabric
+from harness.reporting.fabric_view import fabric_document
+from harness.reporting.fabric_view import print_fabric
+
+
+def configure_show(p: argparse.ArgumentParser) -> None:
+    p.add_argument("fabric", nargs="?", metavar="FABRIC",
+                   help="a preset name (see --list) or a fabric file: " + FABRIC_RULE)  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--list", action="store_true", help="list the presets")
+
+
+def preset_descriptions() -> dict[str, str]:
+    """One line per preset: its row of the table in :mod:`harness.fabric.presets`'s docstring.
+
+    Falls back to the generator and its parameters for a preset the table lacks.
+    """
+    from harness.fabric import presets
+
+    rows: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in (presets.__doc__ or "").splitlines():
+        head, _, rest = line.partition(" ")
+        if head in PRESETS:
+            current = rows.setdefault(head, [rest.strip()])
+        elif line.startswith(" ") and line.strip() and current is not None:
+            current.append(line.strip())
+        else:
+            current = None
+    out = {}
+    for name, (gen, params) in PRESETS.items():
+        if name in rows:
+            out[name] = " ".join(rows[name])
+        else:
+            args = ", ".join(f"{k}={v}" for k, v in params.items())
+            out[name] = f"{gen.__name__.replace('_', '-')}: {args}"
+    return out
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    console = stdout_console()
+    if args.list:
+        descriptions = preset_descriptions()
+        if args.json:
+            sys.stdout.write(json.dumps(descriptions, indent=2) + "\n")
+            return EXIT_OK
+        table = Table(title="fabric presets", title_justify="left")
+        table.add_column("preset", style="bold")
+        table.add_column("description")
+        for name, text in descriptions.items():
+            table.add_row(name, Text(text))
+        console.print(table)
+        return EXIT_OK
+    if args.fabric is None:
+        msg = "show needs a FABRIC (a preset name or a fabric file), or --list"
+        raise ScenarioError(msg)
+    fabric = resolve_fabric(args.fabric)
+    if args.json:
+        sys.stdout.write(json.dumps(fabric_document(fabric), indent=2, default=str) + "\n")
+    else:
+        print_fabric(console, fabric)
+    return EXIT_OK
