@@ -48,6 +48,7 @@ from harness.backends import BACKENDS
 from harness.errors import Problem
 from harness.errors import ScenarioError
 from harness.fabric.generators import GENERATORS
+from harness.fabric.jobs import CheckpointSpec
 from harness.fabric.jobs import JobSpec
 from harness.fabric.model import Fabric
 from harness.fabric.presets import PRESETS
@@ -67,11 +68,10 @@ from harness.inputs.yaml import YamlDoc
 from harness.inputs.yaml import key_text
 from harness.inputs.yaml import read_yaml
 from harness.inputs.yaml import read_yaml_file
-from harness.observations.checks import OBSERVATIONS
-from harness.observations.checks import CheckpointSpec
-from harness.observations.checks import ObservationDef
-from harness.observations.checks import check_args
 from harness.observations.expect import Expect
+from harness.observations.observation import ObservationDef
+from harness.observations.registry import OBSERVATIONS
+from harness.observations.registry import check_args
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import FabricRef

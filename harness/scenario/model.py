@@ -12,10 +12,10 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from harness.fabric.jobs import CheckpointSpec
 from harness.fabric.jobs import JobSpec
 from harness.fabric.routing import RoutingOverride
 from harness.faults.fault import Fault
-from harness.observations.checks import CheckpointSpec
 from harness.observations.expect import Expect
 
 

@@ -1,8 +1,9 @@
 """JSON Schemas (draft 2020-12) of scenario and fabric files, for editors (scenario layer).
 
 Built from the same tables the loaders use: fault kinds (:data:`harness.faults.fault.FAULT_KINDS`),
-selector keys, observations and their arguments (:data:`harness.observations.checks.OBSERVATIONS`),
-presets, generators and their parameters, backends and node templates.  The
+selector keys, observations and their arguments
+(:data:`harness.observations.registry.OBSERVATIONS`), presets, generators and their
+parameters, backends and node templates.  The
 committed copies in ``harness/schema/`` are regenerated with::
 
     python -m harness.scenario.schema > harness/schema/scenario.schema.json
@@ -48,8 +49,8 @@ from harness.faults.selectors import KIND_NAMES
 from harness.faults.selectors import LINK_TIERS
 from harness.faults.selectors import STRUCT_KEYS
 from harness.inputs.durations import DURATION_PATTERN
-from harness.observations.checks import OBSERVATIONS
-from harness.observations.checks import ObservationDef
+from harness.observations.observation import ObservationDef
+from harness.observations.registry import OBSERVATIONS
 from harness.scenario.load import NAME_RE
 from harness.scenario.load import RESTORE_WORDS
 from harness.scenario.load import generator_function

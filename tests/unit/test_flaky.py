@@ -31,12 +31,12 @@ from harness.faults.fault import parse_loss
 from harness.faults.text import parse_faults
 from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
-from harness.observations.checks import OBSERVATIONS
-from harness.observations.checks import Context
-from harness.observations.checks import observe
 from harness.observations.compare import agree_fraction
 from harness.observations.compare import disagreements
 from harness.observations.compare import fraction_tolerance
+from harness.observations.observation import Context
+from harness.observations.registry import OBSERVATIONS
+from harness.observations.registry import observe
 from harness.run.scenario import ExpectResult
 from harness.run.scenario import ScenarioResult
 from harness.run.scenario import run_scenario

@@ -226,7 +226,7 @@ def test_result_to_dict_is_json() -> None:
 
 
 def test_infinite_values_survive_json() -> None:
-    from harness.observations.checks import CheckpointSpec
+    from harness.fabric.jobs import CheckpointSpec
 
     result = run_scenario(scenario(
         inject({"bond-member": ["su01/node01/stor0", "su01/node01/stor1"]}),
