@@ -46,7 +46,7 @@ from harness.observations.expect import Expect
 from harness.observations.observation import Context
 from harness.observations.registry import OBSERVATIONS
 from harness.observations.registry import observe
-from harness.run.scenario import ScenarioResult
+from harness.run.results import ScenarioResult
 from harness.run.scenario import run_scenario
 
 __version__ = "0.1.0"

@@ -103,8 +103,8 @@ from harness.reporting.progress import ProgressReporter
 from harness.reporting.sweep_files import plot
 from harness.reporting.sweep_files import to_json as sweep_json
 from harness.reporting.sweep_files import write_csv
-from harness.run.scenario import RunObserver
-from harness.run.scenario import ScenarioResult
+from harness.run.observers import RunObserver
+from harness.run.results import ScenarioResult
 from harness.run.scenario import run_scenario
 from harness.scenario.load import discover
 from harness.scenario.load import load_file

@@ -37,8 +37,8 @@ from harness.observations.compare import fraction_tolerance
 from harness.observations.observation import Context
 from harness.observations.registry import OBSERVATIONS
 from harness.observations.registry import observe
-from harness.run.scenario import ExpectResult
-from harness.run.scenario import ScenarioResult
+from harness.run.results import ExpectResult
+from harness.run.results import ScenarioResult
 from harness.run.scenario import run_scenario
 from harness.run.scenario import unsupported
 from harness.scenario import load_file
