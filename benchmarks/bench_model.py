@@ -15,7 +15,7 @@ Measurements:
 * ``build:PRESET``: ``harness.fabric.preset(PRESET)`` for every preset.
 * ``check:FABRIC:cold|warm``: a **full check** of a damaged fabric: per-SU
   jobs, faults "drain all spines but one" and "kill one leaf", then every
-  observation of ``harness.observations.checks.OBSERVATIONS`` (both with and without PXN
+  observation of ``harness.observations.registry.OBSERVATIONS`` (both with and without PXN
   where it takes ``pxn``; ``path_class``/``hops`` for one GPU pair across the
   fabric; checkpoints with a ``CheckpointSpec``).  A full check includes the
   healthy reference: ``warm`` precomputes it once as the runner does
@@ -51,6 +51,7 @@ from benchutil import table
 from benchutil import verdict
 
 from harness.errors import ScenarioError
+from harness.fabric.jobs import CheckpointSpec
 from harness.fabric.jobs import Job
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
@@ -63,11 +64,10 @@ from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
-from harness.observations.checks import OBSERVATIONS
-from harness.observations.checks import CheckpointSpec
-from harness.observations.checks import Context
-from harness.observations.checks import ObservationDef
-from harness.observations.checks import observe
+from harness.observations.observation import Context
+from harness.observations.observation import ObservationDef
+from harness.observations.registry import OBSERVATIONS
+from harness.observations.registry import observe
 
 ROOT = Path(__file__).resolve().parent.parent
 GIB = 1024**3

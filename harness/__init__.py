@@ -30,6 +30,7 @@ from harness.fabric import dual_tor
 from harness.fabric import preset
 from harness.fabric import three_tier
 from harness.fabric import two_tier
+from harness.fabric.jobs import CheckpointSpec
 from harness.fabric.jobs import Job
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
@@ -41,12 +42,11 @@ from harness.faults.selectors import select
 from harness.invariants.analysis import Analysis
 from harness.invariants.analysis import JobVerdict
 from harness.invariants.state import Observation
-from harness.observations.checks import OBSERVATIONS
-from harness.observations.checks import CheckpointSpec
-from harness.observations.checks import Context
-from harness.observations.checks import observe
 from harness.observations.expect import Expect
-from harness.run.scenario import ScenarioResult
+from harness.observations.observation import Context
+from harness.observations.registry import OBSERVATIONS
+from harness.observations.registry import observe
+from harness.run.results import ScenarioResult
 from harness.run.scenario import run_scenario
 
 __version__ = "0.1.0"

@@ -57,7 +57,7 @@ from harness.errors import BackendError
 from harness.errors import ScenarioError
 from harness.reporting.text import explain
 from harness.reporting.text import failure_message
-from harness.run.scenario import ScenarioResult
+from harness.run.results import ScenarioResult
 from harness.run.scenario import run_scenario
 from harness.scenario.load import load_file
 from harness.scenario.model import Scenario

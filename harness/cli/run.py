@@ -38,8 +38,8 @@ from harness.reporting.json_report import write_json
 from harness.reporting.junit import write_junit
 from harness.reporting.outcome import RunReport
 from harness.reporting.outcome import Skipped
-from harness.run.scenario import RunObserver
-from harness.run.scenario import ScenarioResult
+from harness.run.observers import RunObserver
+from harness.run.results import ScenarioResult
 from harness.run.scenario import run_scenario
 from harness.scenario.discover import discover
 from harness.scenario.load import load_file

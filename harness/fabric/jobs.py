@@ -1,4 +1,4 @@
-"""Training jobs placed on servers (core layer, pure).
+"""Training jobs placed on servers, and their checkpoints (core layer, pure).
 
 A job uses every GPU and every rail NIC of its servers, as NCCL does.  Jobs
 come from a scenario (``jobs:``), a jobs file (``--jobs FILE``) or the
@@ -154,6 +154,20 @@ class Job:
     failover: Failover = "none"
     timeout: float = DEFAULT_TIMEOUT_S
     collectives: tuple[Collective, ...] = DEFAULT_COLLECTIVES
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointSpec:
+    """Checkpoint of one job: size of the whole checkpoint, sharded or not.
+
+    ``shards_per_server``: streams each server writes when sharded (None: one
+    per GPU, one per rank).
+    """
+
+    size_gb: float
+    sharded: bool = True
+    interval_s: float | None = None
+    shards_per_server: int | None = None
 
 
 def parse_collectives(raw: Any) -> tuple[Collective, ...]:

@@ -1,9 +1,9 @@
 """Measurement plans for the observations a scenario expects (core layer, pure).
 
 The runner asks each measured observation what it needs
-(:attr:`harness.observations.checks.MeasureDef.plan`); the functions here build those plans
-from the prediction for the step (an :class:`~harness.invariants.analysis.Analysis`) and
-the :class:`MeasureOptions` of the run:
+(:attr:`harness.observations.observation.MeasureDef.plan`); the functions here build those
+plans from the prediction for the step (an :class:`~harness.invariants.analysis.Analysis`)
+and the :class:`MeasureOptions` of the run:
 
 * probes: ``per_rail`` seeded pairs on every rail (``None``: every pair), plus
   *witnesses* -- pairs the prediction says are cut, so the measurement can

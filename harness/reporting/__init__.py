@@ -1,6 +1,6 @@
 """Reporting: observers and writers over run results (reporting layer).
 
-* :class:`ConsoleReporter` -- a rich :class:`~harness.run.scenario.RunObserver` for people;
+* :class:`ConsoleReporter` -- a rich :class:`~harness.run.observers.RunObserver` for people;
 * :func:`json_report` / :func:`write_json` -- a machine-readable document;
 * :func:`junit_xml` / :func:`write_junit` -- JUnit XML for CI;
 * :func:`explain` -- the plain-text story of a result (pytest, JUnit);

@@ -1,4 +1,4 @@
-"""A rich console reporter: a :class:`~harness.run.scenario.RunObserver` (reporting layer).
+"""A rich console reporter: a :class:`~harness.run.observers.RunObserver` (reporting layer).
 
 Per scenario it prints one verdict line (verdict, name, fabric, seconds), the
 plain-words text and story of every inject/restore step, and a block for each
@@ -34,9 +34,9 @@ from harness.reporting.text import format_involved
 from harness.reporting.text import format_value
 from harness.reporting.text import measured_elsewhere
 from harness.reporting.text import settle_text
-from harness.run.scenario import ExpectResult
-from harness.run.scenario import ScenarioResult
-from harness.run.scenario import StepResult
+from harness.run.results import ExpectResult
+from harness.run.results import ScenarioResult
+from harness.run.results import StepResult
 from harness.scenario.model import Scenario
 from harness.words import plural
 

@@ -1,6 +1,6 @@
 """What one ``harness run`` produced, for the reporters (reporting layer, pure).
 
-The runner returns one :class:`~harness.run.scenario.ScenarioResult` per scenario; a
+The runner returns one :class:`~harness.run.results.ScenarioResult` per scenario; a
 :class:`RunReport` gathers them with the scenarios that were skipped (their
 ``backends:`` list excludes the backend of the run, or the backend cannot inject
 their faults) so the console, JSON and JUnit reporters all count the same way.
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field
 
-from harness.run.scenario import ScenarioResult
+from harness.run.results import ScenarioResult
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.run.scenario import ExpectResult
-from harness.run.scenario import ScenarioResult
-from harness.run.scenario import StepResult
+from harness.run.results import ExpectResult
+from harness.run.results import ScenarioResult
+from harness.run.results import StepResult
 from harness.words import plural
 
 MAX_INVOLVED = 10

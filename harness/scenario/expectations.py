@@ -1,6 +1,6 @@
 """Scenario expectations: each ``observation: expectation`` of an ``expect:`` step, checked.
 
-An expectation must name a known observation (:data:`~harness.observations.checks.OBSERVATIONS`),
+An expectation must name a known observation (:data:`~harness.observations.registry.OBSERVATIONS`),
 give it the arguments it takes, expect a value of the observation's kind
 (true/false, a number or range, a word, a list) that can both fail and pass
 within the observation's range, and need only the jobs and checkpoint the
@@ -31,10 +31,10 @@ from harness.inputs.location import Location
 from harness.inputs.values import is_number
 from harness.inputs.yaml import KeyPath
 from harness.inputs.yaml import YamlDoc
-from harness.observations.checks import OBSERVATIONS
-from harness.observations.checks import ObservationDef
-from harness.observations.checks import check_args
 from harness.observations.expect import Expect
+from harness.observations.observation import ObservationDef
+from harness.observations.registry import OBSERVATIONS
+from harness.observations.registry import check_args
 from harness.scenario.model import Expectation
 
 EXPECT_IS = "is"

@@ -44,6 +44,7 @@ from harness.backends import BACKENDS
 from harness.errors import Problem
 from harness.errors import ScenarioError
 from harness.fabric.generators import GENERATORS
+from harness.fabric.jobs import CheckpointSpec
 from harness.fabric.jobs import JobSpec
 from harness.fabric.params import check_params
 from harness.fabric.params import generator_function
@@ -58,7 +59,6 @@ from harness.inputs.yaml import KeyPath
 from harness.inputs.yaml import YamlDoc
 from harness.inputs.yaml import read_yaml
 from harness.inputs.yaml import read_yaml_file
-from harness.observations.checks import CheckpointSpec
 from harness.scenario.discover import discover
 from harness.scenario.model import Scenario
 from harness.scenario.steps import RawStep

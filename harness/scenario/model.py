@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from harness.fabric.jobs import CheckpointSpec
 from harness.fabric.jobs import JobSpec
 from harness.fabric.resolve import FabricRef
 from harness.fabric.routing import RoutingOverride
 from harness.faults.fault import Fault
 from harness.inputs.location import Location
-from harness.observations.checks import CheckpointSpec
 from harness.observations.expect import Expect
 
 

@@ -5,7 +5,7 @@ schema for ``steps:``: ``step`` (inject / restore / expect / wait / restart),
 ``fault``, ``selector``, ``degrade``, ``flaky`` and ``expect``.  Built from the
 fault kinds (:data:`harness.faults.fault.FAULT_KINDS`), the selector keys and
 the observations with their arguments
-(:data:`harness.observations.checks.OBSERVATIONS`), so the schema and the step
+(:data:`harness.observations.registry.OBSERVATIONS`), so the schema and the step
 checks (:mod:`harness.scenario.steps`, :mod:`harness.scenario.expectations`)
 read the same tables.
 """
@@ -24,8 +24,8 @@ from harness.inputs.json_schema import Schema
 from harness.inputs.json_schema import one_or_many
 from harness.inputs.json_schema import ref
 from harness.inputs.json_schema import type_schema
-from harness.observations.checks import OBSERVATIONS
-from harness.observations.checks import ObservationDef
+from harness.observations.observation import ObservationDef
+from harness.observations.registry import OBSERVATIONS
 from harness.scenario.steps import RESTORE_WORDS
 
 NUM = r"[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"

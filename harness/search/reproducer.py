@@ -33,6 +33,7 @@ import yaml
 
 from harness.errors import ScenarioError
 from harness.fabric.jobs import DEFAULT_TIMEOUT_S
+from harness.fabric.jobs import CheckpointSpec
 from harness.fabric.jobs import JobSpec
 from harness.fabric.model import Fabric
 from harness.fabric.presets import PRESETS
@@ -44,7 +45,6 @@ from harness.faults.fault import FaultKind
 from harness.faults.fault import percent
 from harness.faults.selectors import GLOB_CHARS
 from harness.faults.selectors import Selector
-from harness.observations.checks import CheckpointSpec
 
 ENV_SAVE = "HARNESS_SAVE_REPRODUCER"
 NAME_RE = re.compile(r"[^a-z0-9._-]+")

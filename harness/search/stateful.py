@@ -54,6 +54,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from harness.backends.model import ModelBackend
 from harness.errors import InvariantViolation
 from harness.errors import ScenarioError
+from harness.fabric.jobs import CheckpointSpec
 from harness.fabric.jobs import Job
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
@@ -64,10 +65,9 @@ from harness.faults.fault import AppliedFault
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultKind
 from harness.invariants.analysis import Analysis
-from harness.observations.checks import CheckpointSpec
-from harness.observations.checks import Context
-from harness.observations.checks import observe
 from harness.observations.expect import Expect
+from harness.observations.observation import Context
+from harness.observations.registry import observe
 from harness.search.reproducer import FabricLike
 from harness.search.reproducer import expectation_raw
 from harness.search.reproducer import fabric_ref

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ScenarioError
-from harness.observations.checks import OBSERVATIONS
-from harness.observations.checks import VALUE_RANGES
 from harness.observations.expect import Expect
+from harness.observations.registry import OBSERVATIONS
+from harness.observations.registry import VALUE_RANGES
 from harness.scenario.load import load_text
 
 SCENARIO = """\

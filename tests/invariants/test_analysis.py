@@ -16,6 +16,7 @@ from harness.fabric import dual_tor
 from harness.fabric import preset
 from harness.fabric import three_tier
 from harness.fabric import two_tier
+from harness.fabric.jobs import CheckpointSpec
 from harness.fabric.jobs import Job
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
@@ -23,9 +24,8 @@ from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
-from harness.observations.checks import CheckpointSpec
-from harness.observations.checks import Context
-from harness.observations.checks import observe
+from harness.observations.observation import Context
+from harness.observations.registry import observe
 
 PER_SU = JobSpec(per_su=True)
 

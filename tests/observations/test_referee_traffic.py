@@ -16,12 +16,12 @@ from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
-from harness.observations.checks import MeasureInput
-from harness.observations.checks import PlanInput
-from harness.observations.checks import measure
-from harness.observations.checks import plan_for
+from harness.observations.observation import MeasureInput
+from harness.observations.observation import PlanInput
 from harness.observations.plans import MeasureOptions
 from harness.observations.plans import collective_flow_group
+from harness.observations.registry import measure
+from harness.observations.registry import plan_for
 
 F = two_tier(sus=2, nodes_per_su=4, node="a800", spines=4, leaf_radix=8)
 SERVERS = [F.index[f"su{s:02d}/node{n:02d}"] for n in range(1, 5) for s in (1, 2)]

@@ -25,7 +25,7 @@ from harness.fabric import two_tier
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
-from harness.observations.checks import OBSERVATIONS
+from harness.observations.registry import OBSERVATIONS
 from harness.planning.sweep import CaseResult
 from harness.planning.sweep import SweepResult
 

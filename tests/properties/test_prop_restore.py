@@ -17,16 +17,16 @@ from hypothesis import strategies as st
 from harness.backends.model import ModelBackend
 from harness.errors import ScenarioError
 from harness.fabric import Fabric
+from harness.fabric.jobs import CheckpointSpec
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.faults.fault import AppliedFault
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
-from harness.observations.checks import OBSERVATIONS
-from harness.observations.checks import CheckpointSpec
-from harness.observations.checks import Context
-from harness.observations.checks import observe
+from harness.observations.observation import Context
+from harness.observations.registry import OBSERVATIONS
+from harness.observations.registry import observe
 from harness.search import strategies as hst
 
 ALL_KINDS = ("kill", "drain", "cut", "optic", "degrade", "bond-member")

@@ -33,9 +33,9 @@ from harness.reporting import write_junit
 from harness.reporting.junit import classname
 from harness.reporting.text import format_involved
 from harness.reporting.text import format_value
-from harness.run.scenario import ExpectResult
-from harness.run.scenario import ScenarioResult
-from harness.run.scenario import StepResult
+from harness.run.results import ExpectResult
+from harness.run.results import ScenarioResult
+from harness.run.results import StepResult
 from harness.run.scenario import run_scenario
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep

@@ -18,8 +18,8 @@ from harness.faults.fault import AppliedFault
 from harness.faults.fault import Fault
 from harness.inputs.location import Location
 from harness.observations.expect import Expect
-from harness.run.scenario import ScenarioResult
-from harness.run.scenario import StepResult
+from harness.run.results import ScenarioResult
+from harness.run.results import StepResult
 from harness.run.scenario import run_scenario
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
@@ -226,7 +226,7 @@ def test_result_to_dict_is_json() -> None:
 
 
 def test_infinite_values_survive_json() -> None:
-    from harness.observations.checks import CheckpointSpec
+    from harness.fabric.jobs import CheckpointSpec
 
     result = run_scenario(scenario(
         inject({"bond-member": ["su01/node01/stor0", "su01/node01/stor1"]}),
@@ -290,7 +290,7 @@ def test_a_failing_revert_does_not_hide_the_original_error(
         inject({"kill": "spine-03"}),
     )
     with (
-        caplog.at_level(logging.ERROR, logger="harness.run.scenario"),
+        caplog.at_level(logging.ERROR, logger="harness.run.session"),
         pytest.raises(BackendError, match="cannot inject"),
     ):
         run_scenario(bad, backend)

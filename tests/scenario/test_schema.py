@@ -21,7 +21,7 @@ from harness.fabric.fabric_file import SWITCH_KEYS
 from harness.fabric.schema import fabric_schema
 from harness.faults.fault import FAULT_KINDS
 from harness.faults.selectors import SELECTOR_KEYS
-from harness.observations.checks import OBSERVATIONS
+from harness.observations.registry import OBSERVATIONS
 from harness.scenario.load import CHECKPOINT_KEYS
 from harness.scenario.load import FABRIC_KEYS
 from harness.scenario.load import JOB_KEYS

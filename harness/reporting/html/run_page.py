@@ -24,8 +24,8 @@ from harness.reporting.html.marks import Marks
 from harness.reporting.html.page import ReportDir
 from harness.reporting.html.page import write_page
 from harness.reporting.outcome import RunReport
-from harness.run.scenario import ExpectResult
-from harness.run.scenario import ScenarioResult
+from harness.run.results import ExpectResult
+from harness.run.results import ScenarioResult
 from harness.scenario.model import Scenario
 from harness.scenario.prepare import Prepared
 from harness.scenario.prepare import prepare
