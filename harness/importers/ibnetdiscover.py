@@ -27,19 +27,19 @@ from pathlib import Path
 from harness.errors import FabricDesignError
 from harness.errors import Problem
 from harness.errors import ScenarioError
+from harness.fabric.ib_rates import IB_LANE_GBPS
+from harness.fabric.ib_rates import ib_rate
+from harness.fabric.ib_rates import ib_rate_name
 from harness.fabric.model import COMPUTE_CABLE_KINDS
 from harness.fabric.model import COMPUTE_SWITCH_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
-from harness.importers._common import IB_LANE_GBPS
 from harness.importers._common import InferenceRules
 from harness.importers._common import RawCable
 from harness.importers._common import RawNetwork
 from harness.importers._common import RawNic
 from harness.importers._common import RawSwitch
 from harness.importers._common import build_network
-from harness.importers._common import ib_rate
-from harness.importers._common import ib_rate_name
 from harness.importers._common import read_text
 
 _HEADER = re.compile(r'^(Switch|Hca|Ca|Rt)\s+(\d+)\s+"([^"]+)"(.*)$')

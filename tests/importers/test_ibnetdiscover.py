@@ -15,14 +15,14 @@ from harness.fabric import Fabric
 from harness.fabric import Kind
 from harness.fabric import LinkKind
 from harness.fabric import three_tier
+from harness.fabric.ib_rates import ib_rate
+from harness.fabric.ib_rates import ib_rate_name
 from harness.importers import InferenceRules
 from harness.importers import diff_fabrics
 from harness.importers import load_ibnetdiscover
 from harness.importers import notes_of
 from harness.importers import parse_ibnetdiscover
 from harness.importers import to_ibsim_net
-from harness.importers._common import ib_rate
-from harness.importers._common import ib_rate_name
 from harness.importers.ibnetdiscover import fabric_from_ibnetdiscover
 
 from .conftest import DUMPS
