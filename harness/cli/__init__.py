@@ -970,12 +970,12 @@ def _configure_export(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
+    from harness.exporters import to_containerlab
+    from harness.exporters import to_graphml
+    from harness.exporters import to_ibsim_net
+    from harness.exporters.slurm import to_slurm_topology
     from harness.importers import load_dump
     from harness.importers import sniff_format
-    from harness.importers import to_containerlab
-    from harness.importers import to_graphml
-    from harness.importers import to_ibsim_net
-    from harness.importers.slurm import to_slurm_topology
 
     dump = Path(args.fabric)
     is_dump = dump.is_file() and sniff_format(dump) is not None

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from harness.errors import ScenarioError
+from harness.exporters import to_containerlab
 from harness.fabric import Fabric
 from harness.fabric import Kind
 from harness.fabric import LinkKind
@@ -16,7 +17,6 @@ from harness.fabric import two_tier
 from harness.importers import diff_fabrics
 from harness.importers import load_containerlab
 from harness.importers import notes_of
-from harness.importers import to_containerlab
 from harness.importers.containerlab import parse_containerlab
 
 from .conftest import THIRD_PARTY

@@ -11,6 +11,7 @@ import pytest
 
 from harness.errors import FabricDesignError
 from harness.errors import ScenarioError
+from harness.exporters import to_ibsim_net
 from harness.fabric import Fabric
 from harness.fabric import Kind
 from harness.fabric import LinkKind
@@ -22,7 +23,6 @@ from harness.importers import diff_fabrics
 from harness.importers import load_ibnetdiscover
 from harness.importers import notes_of
 from harness.importers import parse_ibnetdiscover
-from harness.importers import to_ibsim_net
 from harness.importers.ibnetdiscover import fabric_from_ibnetdiscover
 
 from .conftest import DUMPS
