@@ -43,19 +43,15 @@ from harness.importers.node import fabric_from_node
 from harness.importers.nvsmi import load_nvidia_smi_topo
 from harness.importers.simai import load_simai
 from harness.importers.simai import simai_ids
-from harness.planning.audit.diff import AuditReport
-from harness.planning.audit.diff import diff_fabrics
 
 DumpFormat = Literal["ibnetdiscover", "simai", "containerlab", "nvidia-smi", "nccl-topo", "netq"]
 FORMATS: tuple[str, ...] = get_args(DumpFormat)
 
 __all__ = [
     "FORMATS",
-    "AuditReport",
     "DumpFormat",
     "InferenceRules",
     "NodeTopology",
-    "diff_fabrics",
     "fabric_from_node",
     "load_containerlab",
     "load_dump",

@@ -14,10 +14,10 @@ from harness.fabric import Fabric
 from harness.fabric import Kind
 from harness.fabric import LinkKind
 from harness.fabric import two_tier
-from harness.importers import diff_fabrics
 from harness.importers import load_containerlab
 from harness.importers import notes_of
 from harness.importers.containerlab import parse_containerlab
+from harness.planning.audit.diff import diff_fabrics
 
 from .conftest import THIRD_PARTY
 

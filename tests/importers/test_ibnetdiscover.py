@@ -19,11 +19,11 @@ from harness.fabric import three_tier
 from harness.fabric.ib_rates import ib_rate
 from harness.fabric.ib_rates import ib_rate_name
 from harness.importers import InferenceRules
-from harness.importers import diff_fabrics
 from harness.importers import load_ibnetdiscover
 from harness.importers import notes_of
 from harness.importers import parse_ibnetdiscover
 from harness.importers.ibnetdiscover import fabric_from_ibnetdiscover
+from harness.planning.audit.diff import diff_fabrics
 
 from .conftest import DUMPS
 from .conftest import THIRD_PARTY

@@ -19,10 +19,10 @@ from harness.faults.selectors import Selector
 from harness.faults.state_file import faults_from_audit
 from harness.faults.state_file import load_jobs
 from harness.faults.state_file import load_state_file
-from harness.importers import diff_fabrics
 from harness.importers import load_dump
 from harness.planning.audit.diff import AuditReport
 from harness.planning.audit.diff import DegradedLink
+from harness.planning.audit.diff import diff_fabrics
 
 DUMPS = Path(__file__).resolve().parents[1] / "data" / "importers"
 
