@@ -67,7 +67,6 @@ from harness.fabric.routing import engine_of
 from harness.fabric.routing import parse_bfd
 from harness.fabric.routing import resolve
 from harness.faults.fault import Fault
-from harness.faults.state_file import faults_from_audit
 from harness.faults.state_file import load_jobs
 from harness.faults.state_file import load_state_file
 from harness.faults.text import parse_faults
@@ -77,6 +76,7 @@ from harness.invariants.traffic import DEFAULT_FORWARDING
 from harness.invariants.traffic import FORWARDINGS
 from harness.invariants.traffic import Forwarding
 from harness.observations.plans import MeasureOptions
+from harness.planning.audit.faults import faults_from_audit
 from harness.planning.risk import BUDGET_METRICS
 from harness.planning.risk import DEFAULT_MARGIN_CATEGORIES
 from harness.planning.risk import assess
