@@ -12,6 +12,13 @@ netq                NetQ topology graph JSON (LLDP)
 ==================  ==========================================
 
 :func:`load_dump` reads any of them, sniffing the format when it is not given.
+Each reader has its module (``ibnetdiscover``, ``simai``, ``containerlab``,
+``nvsmi``, ``nccl``, ``netq``; ``node`` turns one server's topology into a
+fabric).  The network readers share: ``text`` (a dump read as text),
+``records`` (switches, NICs, cables as the file states them), ``rules``
+(:class:`InferenceRules`), ``names``, ``inference`` and ``hosts`` (roles,
+rails, SUs, servers from names and wiring) and ``build`` (the fabric built
+from the records).
 Fabrics go out to other tools through :mod:`harness.exporters`;
 :func:`~harness.planning.audit.diff.diff_fabrics` compares an imported fabric with
 its design.  Inference rules: ``docs/importers.md``.
@@ -28,9 +35,7 @@ from typing import get_args
 from harness.errors import Problem
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
-from harness.importers._common import InferenceRules
-from harness.importers._common import notes_of
-from harness.importers._common import read_text
+from harness.importers.build import notes_of
 from harness.importers.containerlab import load_containerlab
 from harness.importers.ibnetdiscover import is_ports_report
 from harness.importers.ibnetdiscover import load_ibnetdiscover
@@ -41,8 +46,10 @@ from harness.importers.netq import looks_like_netq
 from harness.importers.node import NodeTopology
 from harness.importers.node import fabric_from_node
 from harness.importers.nvsmi import load_nvidia_smi_topo
+from harness.importers.rules import InferenceRules
 from harness.importers.simai import load_simai
 from harness.importers.simai import simai_ids
+from harness.importers.text import read_text
 
 DumpFormat = Literal["ibnetdiscover", "simai", "containerlab", "nvidia-smi", "nccl-topo", "netq"]
 FORMATS: tuple[str, ...] = get_args(DumpFormat)

@@ -24,13 +24,13 @@ from typing import Any
 from harness.errors import Problem
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
-from harness.importers._common import InferenceRules
-from harness.importers._common import RawCable
-from harness.importers._common import RawNetwork
-from harness.importers._common import RawNic
-from harness.importers._common import RawSwitch
-from harness.importers._common import build_network
-from harness.importers._common import read_text
+from harness.importers.build import build_network
+from harness.importers.records import RawCable
+from harness.importers.records import RawNetwork
+from harness.importers.records import RawNic
+from harness.importers.records import RawSwitch
+from harness.importers.rules import InferenceRules
+from harness.importers.text import read_text
 from harness.inputs.yaml import read_yaml
 
 HOST_KINDS = frozenset({"linux", "host", "generic_vm", "k8s-kind", "ext-container"})

@@ -12,7 +12,7 @@
 ibsim reads the same syntax (its net files may omit the comments and the rates,
 and use ``Hca`` for ``Ca``).  :func:`parse_ibnetdiscover` reads either into an
 :class:`IbTopology`; :func:`load_ibnetdiscover` infers a :class:`Fabric` from it
-(rules in :mod:`harness.importers._common` and ``docs/importers.md``);
+(rules in :mod:`harness.importers.inference` and ``docs/importers.md``);
 :func:`harness.exporters.ibsim.to_ibsim_net` writes a modelled fabric as an
 ibsim net file, so that ibsim can simulate it and ``ibnetdiscover`` can dump it.
 """
@@ -29,13 +29,13 @@ from harness.errors import ScenarioError
 from harness.fabric.ib_rates import IB_LANE_GBPS
 from harness.fabric.ib_rates import ib_rate
 from harness.fabric.model import Fabric
-from harness.importers._common import InferenceRules
-from harness.importers._common import RawCable
-from harness.importers._common import RawNetwork
-from harness.importers._common import RawNic
-from harness.importers._common import RawSwitch
-from harness.importers._common import build_network
-from harness.importers._common import read_text
+from harness.importers.build import build_network
+from harness.importers.records import RawCable
+from harness.importers.records import RawNetwork
+from harness.importers.records import RawNic
+from harness.importers.records import RawSwitch
+from harness.importers.rules import InferenceRules
+from harness.importers.text import read_text
 
 _HEADER = re.compile(r'^(Switch|Hca|Ca|Rt)\s+(\d+)\s+"([^"]+)"(.*)$')
 _STATED_RATE = re.compile(r"\b\d+x[A-Za-z]\w*")  # what a port line says its rate is
