@@ -13,7 +13,7 @@ For each input it times (median of ``--repeat`` runs, one process):
 * ``audit (design)``: :func:`harness.planning.audit.diff.diff_fabrics` of the
   fabric against itself -- the peer: what the audit with ``--design`` costs on
   the same fabric;
-* ``slurm``: :func:`harness.importers.slurm.to_slurm_topology`.
+* ``slurm``: :func:`harness.exporters.slurm.to_slurm_topology`.
 
 The ratio column is the design-free audit's time over the design audit's.
 """
@@ -32,10 +32,10 @@ from benchutil import median
 from benchutil import secs
 from benchutil import table
 
+from harness.exporters.slurm import to_slurm_topology
 from harness.fabric import Fabric
 from harness.fabric import preset
 from harness.importers import load_dump
-from harness.importers.slurm import to_slurm_topology
 from harness.planning.audit.diff import diff_fabrics
 from harness.planning.audit.regular import audit_regular
 

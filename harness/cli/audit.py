@@ -19,8 +19,8 @@ from harness.errors import BackendError
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.resolve import fabric_ref_for
 from harness.fabric.resolve import resolve_fabric
-from harness.faults.state_file import faults_from_audit
 from harness.faults.state_file import load_jobs
+from harness.planning.audit.faults import faults_from_audit
 from harness.planning.risk import assess
 from harness.planning.risk import parse_budget
 from harness.planning.risk import to_json as risk_json
@@ -118,7 +118,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def _audit_regular(args: argparse.Namespace) -> int:
     from harness.importers import load_dump
-    from harness.importers import notes_of
+    from harness.importers.build import notes_of
     from harness.planning.audit.regular import audit_regular
 
     live = load_dump(args.dump, args.fmt)
@@ -179,12 +179,12 @@ def configure_export(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from harness.exporters.containerlab import to_containerlab
+    from harness.exporters.graphml import to_graphml
+    from harness.exporters.ibsim import to_ibsim_net
+    from harness.exporters.slurm import to_slurm_topology
     from harness.importers import load_dump
     from harness.importers import sniff_format
-    from harness.importers import to_containerlab
-    from harness.importers import to_graphml
-    from harness.importers import to_ibsim_net
-    from harness.importers.slurm import to_slurm_topology
 
     dump = fabric_ref_for(args.fabric).file  # FABRIC's rule first: a bare name is a preset
     is_dump = dump is not None and dump.is_file() and sniff_format(dump) is not None

@@ -1,3 +1,26 @@
-"""Exporters: a fabric written out for other tools (containerlab, GraphML, ibsim, Slurm)."""
+"""Exporters: a fabric written out for other tools (containerlab, GraphML, ibsim, Slurm).
+
+* :mod:`~harness.exporters.containerlab`: :func:`to_containerlab`, a ``*.clab.yml``
+  topology (read back by :mod:`harness.importers.containerlab`);
+* :mod:`~harness.exporters.graphml`: :func:`to_graphml`, the fabric's graph as GraphML;
+* :mod:`~harness.exporters.ibsim`: :func:`to_ibsim_net`, an ibsim net file
+  (read back by :mod:`harness.importers.ibnetdiscover`);
+* :mod:`~harness.exporters.slurm`: :func:`to_slurm_topology`, a Slurm
+  ``topology.conf`` for the tree plugin.
+
+Each writes text (or a file) only; none reads anything from an importer.
+"""
 
 from __future__ import annotations
+
+from harness.exporters.containerlab import to_containerlab
+from harness.exporters.graphml import to_graphml
+from harness.exporters.ibsim import to_ibsim_net
+from harness.exporters.slurm import to_slurm_topology
+
+__all__ = [
+    "to_containerlab",
+    "to_graphml",
+    "to_ibsim_net",
+    "to_slurm_topology",
+]

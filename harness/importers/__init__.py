@@ -1,19 +1,25 @@
-"""Importers and exporters: fabrics from real dumps, and fabrics out to other tools.
+"""Importers: fabrics read from real dumps (or one server's topology).
 
-==================  ==========================================  =======================
-format              reads                                       writes
-==================  ==========================================  =======================
-ibnetdiscover       ``ibnetdiscover`` output, ibsim net files   :func:`to_ibsim_net`
-simai               SimAI ns-3 topology files                   --
-containerlab        ``*.clab.yml``                              :func:`to_containerlab`
-nvidia-smi          ``nvidia-smi topo -m`` (one server)         --
-nccl-topo           NCCL topology XML (one server)              --
-netq                NetQ topology graph JSON (LLDP)             --
-graphml             --                                          :func:`to_graphml`
-slurm               --                                          :func:`to_slurm_topology`
-==================  ==========================================  =======================
+==================  ==========================================
+format              reads
+==================  ==========================================
+ibnetdiscover       ``ibnetdiscover`` output, ibsim net files
+simai               SimAI ns-3 topology files
+containerlab        ``*.clab.yml``
+nvidia-smi          ``nvidia-smi topo -m`` (one server)
+nccl-topo           NCCL topology XML (one server)
+netq                NetQ topology graph JSON (LLDP)
+==================  ==========================================
 
 :func:`load_dump` reads any of them, sniffing the format when it is not given.
+Each reader has its module (``ibnetdiscover``, ``simai``, ``containerlab``,
+``nvsmi``, ``nccl``, ``netq``; ``node`` turns one server's topology into a
+fabric).  The network readers share: ``text`` (a dump read as text),
+``records`` (switches, NICs, cables as the file states them), ``rules``
+(:class:`InferenceRules`), ``names``, ``inference`` and ``hosts`` (roles,
+rails, SUs, servers from names and wiring) and ``build`` (the fabric built
+from the records).
+Fabrics go out to other tools through :mod:`harness.exporters`;
 :func:`~harness.planning.audit.diff.diff_fabrics` compares an imported fabric with
 its design.  Inference rules: ``docs/importers.md``.
 """
@@ -29,38 +35,30 @@ from typing import get_args
 from harness.errors import Problem
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
-from harness.importers._common import InferenceRules
-from harness.importers._common import notes_of
-from harness.importers._common import read_text
+from harness.importers.build import notes_of
 from harness.importers.containerlab import load_containerlab
-from harness.importers.containerlab import to_containerlab
-from harness.importers.graphml import to_graphml
 from harness.importers.ibnetdiscover import is_ports_report
 from harness.importers.ibnetdiscover import load_ibnetdiscover
 from harness.importers.ibnetdiscover import parse_ibnetdiscover
-from harness.importers.ibnetdiscover import to_ibsim_net
 from harness.importers.nccl import load_nccl_topo
 from harness.importers.netq import load_netq
 from harness.importers.netq import looks_like_netq
 from harness.importers.node import NodeTopology
 from harness.importers.node import fabric_from_node
 from harness.importers.nvsmi import load_nvidia_smi_topo
+from harness.importers.rules import InferenceRules
 from harness.importers.simai import load_simai
 from harness.importers.simai import simai_ids
-from harness.importers.slurm import to_slurm_topology
-from harness.planning.audit.diff import AuditReport
-from harness.planning.audit.diff import diff_fabrics
+from harness.importers.text import read_text
 
 DumpFormat = Literal["ibnetdiscover", "simai", "containerlab", "nvidia-smi", "nccl-topo", "netq"]
 FORMATS: tuple[str, ...] = get_args(DumpFormat)
 
 __all__ = [
     "FORMATS",
-    "AuditReport",
     "DumpFormat",
     "InferenceRules",
     "NodeTopology",
-    "diff_fabrics",
     "fabric_from_node",
     "load_containerlab",
     "load_dump",
@@ -73,10 +71,6 @@ __all__ = [
     "parse_ibnetdiscover",
     "simai_ids",
     "sniff_format",
-    "to_containerlab",
-    "to_graphml",
-    "to_ibsim_net",
-    "to_slurm_topology",
 ]
 
 _IB_HEADER = re.compile(r'^(Switch|Hca|Ca)\s+\d+\s+"[^"]+"', re.MULTILINE)

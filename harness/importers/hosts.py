@@ -46,7 +46,7 @@ DEFAULT_UNSET_PATTERN = r"(?i)^(?:MT\d+\b.*|)\s*(?:Mellanox|NVIDIA)\s+Technologi
 
 
 class NicLike(Protocol):
-    """What this module needs of a NIC record (``_common.RawNic``)."""
+    """What this module needs of a NIC record (``records.RawNic``)."""
 
     @property
     def key(self) -> str: ...
@@ -96,7 +96,7 @@ def describe(desc: str, rx: re.Pattern[str]) -> tuple[str, int | None] | None:
 
     ``HCA-N`` is 1-based (Mellanox's ``HCA-1`` is ``mlx5_0``), so its index is N - 1.
 
-    >>> from harness.importers._common import DEFAULT_HCA_PATTERN
+    >>> from harness.importers.rules import DEFAULT_HCA_PATTERN
     >>> rx = re.compile(DEFAULT_HCA_PATTERN)
     >>> describe("a08-p1-dgx-04-c01 mlx5_5", rx), describe("b05-p1-dgx-05-c02 HCA-6", rx)
     (('a08-p1-dgx-04-c01', 5), ('b05-p1-dgx-05-c02', 5))

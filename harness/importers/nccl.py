@@ -19,10 +19,10 @@ from pathlib import Path
 
 from harness.errors import Problem
 from harness.errors import ScenarioError
-from harness.importers._common import natural_key
-from harness.importers._common import read_text
+from harness.importers.names import natural_key
 from harness.importers.node import NodeTopology
 from harness.importers.node import group_devices
+from harness.importers.text import read_text
 from harness.inputs.xml import read_xml
 
 _NVSWITCH_CLASS = 0x068000

@@ -20,7 +20,7 @@ Nodes come grouped by tier: tier 1 leaves, 2 spines, 3 and up cores (super-spine
 tier -1 the hosts NetQ learned over LLDP.  Each link joins two nodes and
 compounds the cables between them (``size`` of them), each with its two
 interfaces.  :func:`parse_netq` reads that into the shared
-:class:`~harness.importers._common.RawNetwork`:
+:class:`~harness.importers.records.RawNetwork`:
 
 * a host interface is a one-port NIC named ``"<host> <interface>"``; its device
   index is the interface's trailing number, or -- when two interfaces of a host
@@ -47,15 +47,15 @@ from typing import Any
 from harness.errors import Problem
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
-from harness.importers._common import InferenceRules
-from harness.importers._common import RawCable
-from harness.importers._common import RawNetwork
-from harness.importers._common import RawNic
-from harness.importers._common import RawSwitch
-from harness.importers._common import Role
-from harness.importers._common import build_network
-from harness.importers._common import natural_key
-from harness.importers._common import read_text
+from harness.importers.build import build_network
+from harness.importers.names import natural_key
+from harness.importers.records import RawCable
+from harness.importers.records import RawNetwork
+from harness.importers.records import RawNic
+from harness.importers.records import RawSwitch
+from harness.importers.rules import InferenceRules
+from harness.importers.rules import Role
+from harness.importers.text import read_text
 
 HOST_DEVICE_TYPES = frozenset({"discovered_via_lldp", "host", "server"})
 """NetQ ``device_type`` values of hosts (besides any non-switch node below tier 1)."""

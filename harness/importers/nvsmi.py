@@ -17,10 +17,10 @@ from pathlib import Path
 
 from harness.errors import Problem
 from harness.errors import ScenarioError
-from harness.importers._common import read_text
 from harness.importers.node import MAX_NVLINK_LANES_PER_GPU
 from harness.importers.node import NodeTopology
 from harness.importers.node import group_devices
+from harness.importers.text import read_text
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _TRAILERS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")

@@ -35,13 +35,13 @@ from harness.fabric.model import Fabric
 from harness.fabric.nodes import NODE_TEMPLATES
 from harness.fabric.nodes import NodeTemplate
 from harness.fabric.nodes import node_template
-from harness.importers._common import InferenceRules
-from harness.importers._common import RawCable
-from harness.importers._common import RawNetwork
-from harness.importers._common import RawNic
-from harness.importers._common import RawSwitch
-from harness.importers._common import build_network
-from harness.importers._common import read_text
+from harness.importers.build import build_network
+from harness.importers.records import RawCable
+from harness.importers.records import RawNetwork
+from harness.importers.records import RawNic
+from harness.importers.records import RawSwitch
+from harness.importers.rules import InferenceRules
+from harness.importers.text import read_text
 
 _BW = re.compile(r"^(\d+(?:\.\d+)?)\s*([KMGT]?)bps$", re.IGNORECASE)
 _UNIT = {"": 1e-9, "K": 1e-6, "M": 1e-3, "G": 1.0, "T": 1e3}

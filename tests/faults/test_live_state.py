@@ -16,13 +16,13 @@ from harness.faults.fault import Fault
 from harness.faults.fault import FaultKind
 from harness.faults.fault import FaultState
 from harness.faults.selectors import Selector
-from harness.faults.state_file import faults_from_audit
 from harness.faults.state_file import load_jobs
 from harness.faults.state_file import load_state_file
-from harness.importers import diff_fabrics
 from harness.importers import load_dump
 from harness.planning.audit.diff import AuditReport
 from harness.planning.audit.diff import DegradedLink
+from harness.planning.audit.diff import diff_fabrics
+from harness.planning.audit.faults import faults_from_audit
 
 DUMPS = Path(__file__).resolve().parents[1] / "data" / "importers"
 

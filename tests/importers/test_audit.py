@@ -7,15 +7,15 @@ from types import ModuleType
 
 import pytest
 
+from harness.exporters.ibsim import to_ibsim_net
 from harness.fabric import Fabric
 from harness.fabric import two_tier
-from harness.importers import diff_fabrics
 from harness.importers import load_ibnetdiscover
 from harness.importers import parse_ibnetdiscover
-from harness.importers import to_ibsim_net
 from harness.importers.ibnetdiscover import fabric_from_ibnetdiscover
 from harness.planning.audit.diff import DegradedLink
 from harness.planning.audit.diff import WrongRail
+from harness.planning.audit.diff import diff_fabrics
 from tests.importers.conftest import DUMPS
 
 

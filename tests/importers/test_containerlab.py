@@ -9,15 +9,15 @@ import pytest
 import yaml
 
 from harness.errors import ScenarioError
+from harness.exporters.containerlab import to_containerlab
 from harness.fabric import Fabric
 from harness.fabric import Kind
 from harness.fabric import LinkKind
 from harness.fabric import two_tier
-from harness.importers import diff_fabrics
 from harness.importers import load_containerlab
-from harness.importers import notes_of
-from harness.importers import to_containerlab
+from harness.importers.build import notes_of
 from harness.importers.containerlab import parse_containerlab
+from harness.planning.audit.diff import diff_fabrics
 from tests.importers.conftest import THIRD_PARTY
 
 DOCKER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")

@@ -17,12 +17,12 @@ from hypothesis import strategies as st
 
 from harness.errors import FabricDesignError
 from harness.errors import ScenarioError
-from harness.importers._common import InferenceRules
-from harness.importers._common import build_network
+from harness.exporters.slurm import to_slurm_topology
+from harness.importers.build import build_network
 from harness.importers.ibnetdiscover import fabric_from_ibnetdiscover
 from harness.importers.ibnetdiscover import parse_ibnetdiscover
 from harness.importers.netq import parse_netq
-from harness.importers.slurm import to_slurm_topology
+from harness.importers.rules import InferenceRules
 from harness.planning.audit.regular import audit_regular
 from tests.importers.conftest import DUMPS
 

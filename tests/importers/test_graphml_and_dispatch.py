@@ -8,12 +8,12 @@ import networkx as nx
 import pytest
 
 from harness.errors import ScenarioError
+from harness.exporters.graphml import to_graphml
 from harness.fabric import two_tier
 from harness.importers import FORMATS
 from harness.importers import load_dump
 from harness.importers import load_ibnetdiscover
 from harness.importers import sniff_format
-from harness.importers import to_graphml
 from tests.importers.conftest import DUMPS
 from tests.importers.conftest import THIRD_PARTY
 

@@ -11,19 +11,19 @@ import pytest
 
 from harness.errors import FabricDesignError
 from harness.errors import ScenarioError
+from harness.exporters.ibsim import to_ibsim_net
 from harness.fabric import Fabric
 from harness.fabric import Kind
 from harness.fabric import LinkKind
 from harness.fabric import three_tier
-from harness.importers import InferenceRules
-from harness.importers import diff_fabrics
+from harness.fabric.ib_rates import ib_rate
+from harness.fabric.ib_rates import ib_rate_name
 from harness.importers import load_ibnetdiscover
-from harness.importers import notes_of
 from harness.importers import parse_ibnetdiscover
-from harness.importers import to_ibsim_net
-from harness.importers._common import ib_rate
-from harness.importers._common import ib_rate_name
+from harness.importers.build import notes_of
 from harness.importers.ibnetdiscover import fabric_from_ibnetdiscover
+from harness.importers.rules import InferenceRules
+from harness.planning.audit.diff import diff_fabrics
 from tests.importers.conftest import DUMPS
 from tests.importers.conftest import THIRD_PARTY
 

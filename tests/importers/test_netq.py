@@ -10,12 +10,12 @@ import pytest
 
 from harness.cli import main
 from harness.errors import ScenarioError
+from harness.exporters.slurm import to_slurm_topology
 from harness.fabric import LinkKind
 from harness.importers import load_dump
 from harness.importers import notes_of
 from harness.importers import sniff_format
 from harness.importers.netq import parse_netq
-from harness.importers.slurm import to_slurm_topology
 from harness.planning.audit.regular import audit_regular
 from tests.importers.conftest import DUMPS
 from tests.importers.conftest import THIRD_PARTY

@@ -12,14 +12,14 @@ from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.errors import FabricDesignError
+from harness.exporters.slurm import compress_hostlist
+from harness.exporters.slurm import slurm_name
+from harness.exporters.slurm import to_slurm_topology
 from harness.fabric import Fabric
 from harness.fabric import preset
 from harness.fabric import three_tier
 from harness.fabric import two_tier
 from harness.importers import load_dump
-from harness.importers.slurm import compress_hostlist
-from harness.importers.slurm import slurm_name
-from harness.importers.slurm import to_slurm_topology
 from tests.importers.conftest import DUMPS
 
 _LINE = re.compile(r"^SwitchName=(\S+) (Nodes|Switches)=(\S+)$")

@@ -1,6 +1,6 @@
 """The ibsim net file for a fabric, and how ibsim's names map back to elements.
 
-The net file is the existing exporter's (:func:`harness.importers.to_ibsim_net`):
+The net file is the existing exporter's (:func:`harness.exporters.to_ibsim_net`):
 a switch's ibsim node id and node description are its element id, an HCA's
 node id is the rail NIC's element id and its description ``"<server>
 mlx5_<rail>"``.  ``dump_lfts`` and ``ibnetdiscover`` report node descriptions,
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.exporters import to_ibsim_net
 from harness.fabric.model import COMPUTE_CABLE_KINDS
 from harness.fabric.model import COMPUTE_SWITCH_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
-from harness.importers import to_ibsim_net
 
 
 def hca_description(fabric: Fabric, nic: int) -> str:

@@ -1,1 +1,13 @@
-"""Audits: an imported fabric compared with its design, or with the regular shape it should have."""
+"""Audits: an imported fabric compared with its design, or with the regular shape it should have.
+
+* :mod:`~harness.planning.audit.diff`: a live fabric against its design
+  (:func:`~harness.planning.audit.diff.diff_fabrics`: missing, extra, slow and
+  wrong-rail switches and cables, as an
+  :class:`~harness.planning.audit.diff.AuditReport`);
+* :mod:`~harness.planning.audit.regular`: a fabric against the regular design
+  inferred from it, no design needed
+  (:func:`~harness.planning.audit.regular.audit_regular`);
+* :mod:`~harness.planning.audit.faults`: an audit report turned into faults on
+  the design, for ``--state DUMP``
+  (:func:`~harness.planning.audit.faults.faults_from_audit`).
+"""

@@ -13,9 +13,9 @@ from pathlib import Path
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 from harness.faults.fault import Fault
-from harness.faults.state_file import faults_from_audit
 from harness.faults.state_file import load_state_file
 from harness.faults.text import parse_faults
+from harness.planning.audit.faults import faults_from_audit
 
 
 def state_faults(fabric: Fabric, value: str | None) -> tuple[list[Fault], list[str]]:
@@ -43,7 +43,7 @@ def state_faults(fabric: Fabric, value: str | None) -> tuple[list[Fault], list[s
         )
         raise ScenarioError(msg)
     from harness.importers import sniff_format
-    from harness.inputs.files import read_text
+    from harness.importers.text import read_text
 
     if sniff_format(path, read_text(path, "state")) is None:
         return load_state_file(path), []

@@ -1,7 +1,7 @@
 """Write the ibsim net files that ``make_dumps.sh`` feeds to ibsim.
 
 The good net mirrors ``DESIGN`` (a two-tier, rail-optimized fabric made by the
-harness generator), written with :func:`harness.importers.ibnetdiscover.to_ibsim_net`.
+harness generator), written with :func:`harness.exporters.ibsim.to_ibsim_net`.
 Each broken variant changes exactly one thing in that fabric before writing it.
 
 ``prod_hdr*.net`` are written directly (:func:`production_net`): a rail-optimized
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.exporters.ibsim import to_ibsim_net
 from harness.fabric import Fabric
 from harness.fabric import two_tier
-from harness.importers.ibnetdiscover import to_ibsim_net
 
 
 def design() -> Fabric:

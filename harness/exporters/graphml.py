@@ -1,4 +1,4 @@
-"""GraphML export of a fabric, for Gephi, yEd, Cytoscape or networkx (edge layer)."""
+"""Fabrics out to GraphML: a fabric's graph for Gephi, yEd, Cytoscape or networkx."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Slurm ``topology.conf`` for the tree plugin (edge layer: text out, no I/O).
+"""Fabrics out to Slurm: a ``topology.conf`` for the tree plugin (text out, no I/O).
 
 :func:`to_slurm_topology` writes a fabric -- modelled or imported -- as the
 ``SwitchName=... Switches=... Nodes=...`` lines of Slurm's ``topology/tree``
