@@ -10,6 +10,37 @@ The pipeline, one package a stage, imports pointing down (docs/architecture.md):
 :mod:`harness.observations` (predict, plan, judge) -> :mod:`harness.scenario` ->
 :mod:`harness.run` -> :mod:`harness.planning` -> :mod:`harness.reporting` ->
 :mod:`harness.cli`; the CLI and the pytest plugin are thin shells over them.
+
+Modules:
+
+``__main__``       ``python -m harness``: the same command line as ``harness``.
+``errors``         Errors, grouped by whose fault they are (no side effects).
+``pytest_plugin``  Scenario files as pytest items (the shell: a thin shell over the runner).
+``words``          Counted nouns in plain English (pure).
+``backends/``      Backends: one module (or package) each, all behind
+                   :class:`~harness.backends.protocol.Backend`.
+``cli/``           The ``harness`` command: its parser, its table of commands, and the exit
+                   codes.
+``exporters/``     Exporters: a fabric written out for other tools (containerlab, GraphML,
+                   ibsim, Slurm).
+``fabric/``        The fabric description: model, builder, node templates, generators, presets.
+``faults/``        Faults: what breaks (the fault kinds, the selectors that name their targets,
+                   the --change text, saved fault states).
+``importers/``     Importers: fabrics read from real dumps (or one server's topology).
+``inputs/``        Inputs, the first stage: every file and value the harness reads goes through
+                   here.
+``invariants/``    The invariants of a fabric under faults, one pure module per concern.
+``observations/``  Observations: what a scenario can look at, predicted from the model and
+                   measured on a backend, and judged.
+``planning/``      Planning: questions asked of a fabric before a change (risk, failure sweeps,
+                   audits against a design).
+``reporting/``     Reporting: observers and writers over run results.
+``run/``           Running scenarios: a run session over a backend, step by step, with
+                   predictions beside measurements.
+``scenario/``      Scenarios: the frozen model, the YAML loader, the JSON Schema, fabric
+                   references.
+``search/``        Property search: hypothesis strategies over fabrics and faults, stateful
+                   tests, and reproducers for what they find.
 """
 
 from __future__ import annotations

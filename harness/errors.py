@@ -1,4 +1,4 @@
-"""Errors, grouped by whose fault they are (core layer, no side effects).
+"""Errors, grouped by whose fault they are (no side effects).
 
 * :class:`ScenarioError` -- the user's input is wrong (a scenario file, a fabric
   file, a selector, a CLI argument).  Exit code 2.

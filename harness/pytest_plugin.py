@@ -1,4 +1,4 @@
-"""Scenario files as pytest items (edge layer: a thin shell over the runner).
+"""Scenario files as pytest items (a thin shell over the run stage, as the CLI is).
 
 Installed with the package: ``pip install harness`` registers this module as
 the pytest plugin ``harness`` (entry point group ``pytest11``), so any project

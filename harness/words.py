@@ -1,4 +1,4 @@
-"""Counted nouns in plain English (core layer, pure).
+"""Counted nouns in plain English (pure).
 
 >>> plural(1, "scenario"), plural(2, "scenario"), plural(0, "file")
 ('1 scenario', '2 scenarios', '0 files')

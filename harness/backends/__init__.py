@@ -17,6 +17,20 @@ True
 Traceback (most recent call last):
 ...
 harness.errors.ScenarioError: unknown backend 'modle'; did you mean 'model'? (available here: model)
+
+Modules:
+
+``ledger``         The ledger: what a run created on the host, written down before it is
+                   created.
+``measurement``    What a backend measured, and what it was asked to measure.
+``model``          The model backend: the fabric as a pure in-memory graph (no side effects).
+``model_measure``  What the model says a backend should measure.
+``protocol``       The backend protocol: how a fabric is realized, broken and measured.
+``signals``        SIGTERM and SIGHUP turned into a clean exit, so every ``finally`` (and
+                   ``close``) runs.
+``ibsim/``         The ``ibsim`` backend: the fabric in ibsim, routed by a real OpenSM.
+``netns/``         The netns backend: a fabric in Linux network namespaces, routed for real
+                   (root).
 """
 
 from __future__ import annotations

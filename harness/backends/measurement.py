@@ -1,4 +1,4 @@
-"""What a backend measured, and what it was asked to measure (core layer, pure data).
+"""What a backend measured, and what it was asked to measure (backends stage, pure data).
 
 A backend never judges a fabric: it returns :class:`Measurements`, frozen
 records keyed by the fabric's own element and link ids, for a

@@ -1,4 +1,4 @@
-"""What the model says a backend should measure (core layer, pure).
+"""What the model says a backend should measure (backends stage, pure).
 
 :func:`predict_measurements` answers a :class:`~harness.backends.measurement.MeasurePlan`
 from an :class:`~harness.invariants.analysis.Analysis` of the fault state: it is the

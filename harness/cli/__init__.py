@@ -27,6 +27,20 @@ For example::
     harness run scenarios/ --junit-xml out/harness.xml -k "spine and not core"
     harness validate scenarios/
     harness show seed-a800 --json
+
+Modules:
+
+``audit``    The commands over topology dumps: ``harness audit`` (a live dump against the
+             intended design, or against the regular design inferred from it) and ...
+``common``   What every command of the ``harness`` command shares: exit codes, console and
+             progress output, the ``--report`` argument, and routing from the ...
+``emulate``  The commands on this host's network namespaces: ``harness emulate`` (bring a fabric
+             up, take it down, list) and ``harness clean`` (remove what ...
+``risk``     ``harness risk``: the blast radius of a change on a fabric and its N+1 margin.
+``run``      The commands over scenario files: ``harness run`` (run them, report what survived)
+             and ``harness validate`` (check them as run would, without ...
+``show``     ``harness show``: a fabric (a preset or a fabric file) in numbers, or the presets.
+``sweep``    ``harness sweep``: every single (and paired) failure of a fabric, ranked.
 """
 
 from __future__ import annotations

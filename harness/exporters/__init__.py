@@ -9,6 +9,17 @@
   ``topology.conf`` for the tree plugin.
 
 Each writes text (or a file) only; none reads anything from an importer.
+
+Modules:
+
+``containerlab``  Fabrics out to containerlab: a ``*.clab.yml`` topology that runs the compute
+                  fabric as a lab.
+``graphml``       Fabrics out to GraphML: a fabric's graph for Gephi, yEd, Cytoscape or
+                  networkx.
+``ibsim``         Fabrics out to ibsim: a net file (ibnetdiscover syntax) that ibsim simulates
+                  and opensm routes.
+``slurm``         Fabrics out to Slurm: a ``topology.conf`` for the tree plugin (text out, no
+                  I/O).
 """
 
 from __future__ import annotations

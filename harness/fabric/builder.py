@@ -1,4 +1,4 @@
-"""A mutable accumulator that produces an immutable :class:`Fabric` (core layer).
+"""A mutable accumulator that produces an immutable :class:`Fabric` (fabric stage).
 
 Generators, fabric files and importers all build through :class:`FabricBuilder`
 so that every fabric has the same shape whatever its origin.  Nothing here has

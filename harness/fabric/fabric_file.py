@@ -1,4 +1,4 @@
-"""Fabric files: a fabric described in YAML (fabric layer; reads one file, builds a Fabric).
+"""Fabric files: a fabric described in YAML (fabric stage, reads one file, builds a Fabric).
 
 Two forms (``docs/scenario-format.md``, "Fabric files"):
 

@@ -1,4 +1,4 @@
-"""Fabric generators: rail-optimized two-tier, three-tier and dual-ToR (core layer).
+"""Fabric generators: rail-optimized two-tier, three-tier and dual-ToR (fabric stage).
 
 Each generator takes keyword parameters, checks the design before building it
 (port counts against the switch radix, the two-tier limit) and raises a

@@ -1,4 +1,4 @@
-"""Training jobs placed on servers, and their checkpoints (core layer, pure).
+"""Training jobs placed on servers, and their checkpoints (fabric stage, pure).
 
 A job uses every GPU and every rail NIC of its servers, as NCCL does.  Jobs
 come from a scenario (``jobs:``), a jobs file (``--jobs FILE``) or the

@@ -1,4 +1,4 @@
-"""The immutable fabric description (core layer: pure, no side effects).
+"""The immutable fabric description (fabric stage, pure, no side effects).
 
 A :class:`Fabric` is a typed, immutable graph of a GPU cluster: elements (GPUs,
 NVSwitches, PCIe switches, CPUs, NICs, servers, switches...) and links (NVLink,

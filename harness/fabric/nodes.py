@@ -1,4 +1,4 @@
-"""Server (node) templates: what is inside one GPU server (core layer, pure).
+"""Server (node) templates: what is inside one GPU server (fabric stage, pure).
 
 Figures (sources in ``docs/domain.md``):
 

@@ -1,4 +1,4 @@
-"""Named fabrics (core layer).  Figures and sources: ``docs/domain.md``.
+"""Named fabrics (fabric stage).  Figures and sources: ``docs/domain.md``.
 
 =============== ===========================================================
 name            what

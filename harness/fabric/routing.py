@@ -1,4 +1,4 @@
-"""The ``routing:`` key of scenario and fabric files (core layer, pure).
+"""The ``routing:`` key of scenario and fabric files (fabric stage, pure).
 
 ``routing:`` says how the fabric is routed.  A string is the shorthand for the
 control plane (``routing: bgp``); a mapping names each setting

@@ -1,4 +1,4 @@
-"""Faults and the fault state of a fabric (core layer, pure).
+"""Faults and the fault state of a fabric (faults stage, pure).
 
 A :class:`Fault` says what to break (kind + selector + parameters).  Resolved
 against a fabric it becomes an :class:`AppliedFault` (concrete element, link

@@ -1,4 +1,4 @@
-"""Selectors: which elements, links or ports a fault hits (core layer, pure).
+"""Selectors: which elements, links or ports a fault hits (faults stage, pure).
 
 A selector is parsed once from YAML (or built in Python) into a frozen
 :class:`Selector`, then resolved against a :class:`~harness.fabric.Fabric`

@@ -1,4 +1,4 @@
-"""Faults written on one line: the ``--change`` syntax (core layer, pure but for ``@FILE``).
+"""Faults written on one line: the ``--change`` syntax (faults stage, pure but for ``@FILE``).
 
 A change is one or more parts separated by ``;``.  Each part is written in the
 fault syntax of scenario steps and state files, in one of three ways:

@@ -22,6 +22,30 @@ from the records).
 Fabrics go out to other tools through :mod:`harness.exporters`;
 :func:`~harness.planning.audit.diff.diff_fabrics` compares an imported fabric with
 its design.  Inference rules: ``docs/importers.md``.
+
+Modules:
+
+``build``          Building a network from parsed records: inferred servers, switches and cables
+                   as a Fabric.
+``containerlab``   Fabrics from containerlab topology files (``*.clab.yml``): nodes and links
+                   read back.
+``hosts``          Which HCAs make up which server.
+``ibnetdiscover``  Fabrics from ``ibnetdiscover`` output and ibsim net files: records, ports,
+                   cables read back.
+``inference``      Inference from parsed records: servers and their rails, switch roles, SUs,
+                   leaf rails.
+``names``          Names in dumps: the sort order of numbered names, and element ids made from
+                   free text.
+``nccl``           NCCL topology XML (``NCCL_TOPO_FILE`` / ``NCCL_TOPO_DUMP_FILE``): one server.
+``netq``           NVIDIA NetQ topology graph JSON: import.
+``node``           What is inside one server, as ``nvidia-smi topo -m`` or NCCL's XML shows it.
+``nvsmi``          ``nvidia-smi topo -m`` output: one server's GPU/NIC layout.
+``records``        Parsed records: a network file's switches, host NICs and cables, as the file
+                   states them.
+``rules``          Inference rules: the knobs by which an importer tells roles, rails and SUs
+                   from names.
+``simai``          SimAI (ns-3) topology files, as written by SimAI's ``gen_Topo_Template.py``.
+``text``           Dump text: a dump file read as text, safely, for every importer.
 """
 
 from __future__ import annotations

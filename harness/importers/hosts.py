@@ -1,4 +1,4 @@
-"""Which HCAs make up which server (core layer: pure, no I/O).
+"""Which HCAs make up which server (importers stage, pure, no I/O).
 
 A production dump names most HCAs ``"<hostname> mlx5_N"`` or
 ``"<hostname> HCA-N"``, but not all: an HCA whose node description was never

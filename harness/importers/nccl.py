@@ -1,4 +1,4 @@
-"""NCCL topology XML (``NCCL_TOPO_FILE`` / ``NCCL_TOPO_DUMP_FILE``): one server (edge layer).
+"""NCCL topology XML (``NCCL_TOPO_FILE`` / ``NCCL_TOPO_DUMP_FILE``): one server (importers stage).
 
 The file is a tree ``<system><cpu><pci ...>...</pci></cpu></system>``.  A
 ``pci`` element's ``class`` says what it is: ``0x03xxxx`` a GPU, ``0x02xxxx``

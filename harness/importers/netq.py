@@ -1,4 +1,4 @@
-"""NVIDIA NetQ topology graph JSON: import (edge layer).
+"""NVIDIA NetQ topology graph JSON: import (importers stage).
 
 The NetQ API's topology graph (``POST /api/netq/telemetry/v1/object/
 topologygraph/fetch-topology``, what the NetQ UI's topology view draws) answers

@@ -1,4 +1,4 @@
-"""What is inside one server, as ``nvidia-smi topo -m`` or NCCL's XML shows it (core layer).
+"""What is inside one server, as ``nvidia-smi topo -m`` or NCCL's XML shows it (importers stage).
 
 :class:`NodeTopology` is the common result of :mod:`harness.importers.nvsmi` and
 :mod:`harness.importers.nccl`: the GPUs and NICs, which NICs sit behind the

@@ -1,4 +1,4 @@
-"""``nvidia-smi topo -m`` output: one server's GPU/NIC layout (edge layer).
+"""``nvidia-smi topo -m`` output: one server's GPU/NIC layout (importers stage).
 
 The matrix gives, for every pair of devices, how they are connected:
 ``NV#`` (a bonded set of # NVLinks), ``PIX``/``PXB`` (through one or more PCIe

@@ -1,4 +1,4 @@
-"""SimAI (ns-3) topology files, as written by SimAI's ``gen_Topo_Template.py`` (edge layer).
+"""SimAI (ns-3) topology files, as written by SimAI's ``gen_Topo_Template.py`` (importers stage).
 
 Format::
 

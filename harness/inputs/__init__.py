@@ -1,4 +1,4 @@
-"""The input layer: every file and value the harness reads goes through here.
+"""Inputs, the first stage: every file and value the harness reads goes through here.
 
 * :mod:`harness.inputs.files` -- regular files only (a FIFO, a directory or a
   device is refused as such, never blocks), size limits, UTF-8 without NUL
@@ -17,6 +17,23 @@
 The contract: bad input is a :class:`~harness.errors.ScenarioError` (exit 2)
 whose problems carry ``file:line:column`` and the key, never a traceback or a
 hang.  The limits are documented in ``docs/scenario-format.md``.
+
+Modules:
+
+``checker``      Rules for checking any input file: located problems, names, did-you-mean, type
+                 hints.
+``cli_args``     Types for the command-line values of ``harness sweep`` and ``harness risk``.
+``durations``    Durations as scenario files write them: ``5s``, ``500ms``, ``2m``, ``1h`` or
+                 seconds.
+``files``        Read one input file as text, safely.
+``json_schema``  JSON Schema building blocks for input files: simple type hints as schemas,
+                 names, $refs.
+``location``     Where an input came from: the file, line and column a scenario or fabric
+                 reference was read at.
+``suggest``      Did-you-mean suggestions, closest match first.
+``values``       Typed checks of single input values.
+``xml``          Bounded XML with a line for every element.
+``yaml``         Safe, bounded YAML with a position for every key.
 """
 
 from __future__ import annotations

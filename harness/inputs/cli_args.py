@@ -1,4 +1,4 @@
-"""Types for the command-line values of ``harness sweep`` and ``harness risk`` (input layer).
+"""Types for the command-line values of ``harness sweep`` and ``harness risk`` (inputs stage).
 
 ``argparse`` calls these on the text given; a bad value is a usage error (exit
 2) naming the option and what it takes, before any work starts.  The bounds

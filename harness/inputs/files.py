@@ -1,4 +1,4 @@
-"""Read one input file as text, safely (input layer: the only place files are opened).
+"""Read one input file as text, safely (inputs stage: the only place files are opened).
 
 Every reader of the harness (scenario and fabric files, ``--state`` and
 ``--jobs`` files, every importer's dump) gets its text from :func:`read_text`,

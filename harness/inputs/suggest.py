@@ -1,4 +1,4 @@
-"""Did-you-mean suggestions, closest match first (core layer, pure).
+"""Did-you-mean suggestions, closest match first (inputs stage, pure).
 
 :func:`difflib.get_close_matches` ranks ``spine-15`` above ``spine-05`` for
 ``spine-5``: it compares characters, not the numbers ids carry.  Here ids are

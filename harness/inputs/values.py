@@ -1,4 +1,4 @@
-"""Typed checks of single input values (input layer, pure).
+"""Typed checks of single input values (inputs stage, pure).
 
 The loaders (scenario, fabric, state and jobs files, importers) and the CLI use
 these so that every reader rejects the same things the same way: a wrong type,

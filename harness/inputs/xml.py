@@ -1,4 +1,4 @@
-"""Bounded XML with a line for every element (input layer).
+"""Bounded XML with a line for every element (inputs stage).
 
 For the XML inputs (NCCL topology files): no DTD and no entity declarations
 (so no "billion laughs" expansion and no external entities), at most

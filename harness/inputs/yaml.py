@@ -1,4 +1,4 @@
-"""Safe, bounded YAML with a position for every key (input layer).
+"""Safe, bounded YAML with a position for every key (inputs stage).
 
 Every YAML input of the harness (scenario files, fabric files, ``--state`` and
 ``--jobs`` files, containerlab topologies) is read by :func:`read_yaml` /

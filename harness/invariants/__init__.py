@@ -11,4 +11,24 @@ engine calls the functions directly.
 * :mod:`~harness.invariants.capacity`: NIC/NVLink rates, uplinks, bisection;
 * :mod:`~harness.invariants.bandwidth`: ring flows and bus bandwidth;
 * :mod:`~harness.invariants.storage`: storage bonds and checkpoints.
+
+Modules:
+
+``analysis``      Invariants and measures of a fabric under faults: the cached facade.
+``bandwidth``     Bus bandwidth of the jobs over the live fabric (pure).
+``capacity``      What the live hardware can carry: NIC and NVLink rates, leaf and pod uplinks,
+                  bisection (pure).
+``connectivity``  Which GPUs and NICs can still talk (pure).
+``paths``         Paths between NICs and GPUs over the routes the fabric's routing uses (pure).
+``reach``         Which leaves reach which under the fabric's routing (pure).
+``servers``       Per-server structure under one observation: damaged servers, GPU NICs, NVLink
+                  groups (pure).
+``state``         The predicted state of a fabric after faults.
+``storage``       Storage bonds and checkpoints (pure).
+``timeline``      Time and history: what a running job lives through.
+``topology``      Topology of a fabric under one observation: masks, switch components, access
+                  ports (pure).
+``traffic``       Traffic of jobs: the flows each collective places on each link, and what is
+                  left of them (pure).
+``verdicts``      Whether each job survives, and if not, why (pure).
 """

@@ -1,4 +1,4 @@
-"""Invariants and measures of a fabric under faults: the cached facade (core layer, pure).
+"""Invariants and measures of a fabric under faults: the cached facade (invariants stage, pure).
 
 :class:`Analysis` takes a :class:`~harness.fabric.Fabric`, an
 :class:`~harness.invariants.state.Observation` and the jobs, and answers every

@@ -1,4 +1,4 @@
-"""The predicted state of a fabric after faults (core layer, pure data).
+"""The predicted state of a fabric after faults (invariants stage, pure data).
 
 An :class:`Observation` is what :class:`~harness.invariants.analysis.Analysis` reads: per
 element up or down, per link its live capacity.  The runner makes it from its

@@ -1,4 +1,4 @@
-"""Time and history: what a running job lives through (core layer, pure).
+"""Time and history: what a running job lives through (invariants stage, pure).
 
 The fault state says what is broken *now*; a training job also remembers what
 happened *before*.  A collective that stalls as long as the job's timeout

@@ -1,4 +1,4 @@
-"""Prediction against measurement (core layer, pure).
+"""Prediction against measurement (observations stage, pure).
 
 :func:`agree` decides whether an observation's measured value is the predicted
 one (exact for counts, booleans, names and lists; within a relative tolerance

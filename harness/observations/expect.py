@@ -1,4 +1,4 @@
-"""Expectations: compare an observed value with what a scenario expects (core, pure).
+"""Expectations: compare an observed value with what a scenario expects (observations stage, pure).
 
 An expectation can never be vacuous: numbers must be finite (``'!= nan'``
 would always pass), a range is exactly ``LOW..HIGH`` of two numbers

@@ -1,4 +1,4 @@
-"""Measurement plans for the observations a scenario expects (core layer, pure).
+"""Measurement plans for the observations a scenario expects (observations stage, pure).
 
 The runner asks each measured observation what it needs
 (:attr:`harness.observations.observation.MeasureDef.plan`); the functions here build those

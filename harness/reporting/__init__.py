@@ -1,10 +1,23 @@
-"""Reporting: observers and writers over run results (reporting layer).
+"""Reporting: observers and writers over run results (reporting stage).
 
 * :class:`ConsoleReporter` -- a rich :class:`~harness.run.observers.RunObserver` for people;
 * :func:`json_report` / :func:`write_json` -- a machine-readable document;
 * :func:`junit_xml` / :func:`write_junit` -- JUnit XML for CI;
 * :func:`explain` -- the plain-text story of a result (pytest, JUnit);
 * :func:`fabric_document` / :func:`print_fabric` -- what ``harness show`` prints.
+
+Modules:
+
+``changes``      What ``harness risk``, ``harness sweep`` and ``harness audit`` print.
+``console``      A rich console reporter: a :class:`~harness.run.observers.RunObserver`.
+``fabric_view``  What ``harness show`` prints about a fabric.
+``json_report``  A machine-readable run report.
+``junit``        JUnit XML for CI consumers.
+``outcome``      What one ``harness run`` produced, for the reporters.
+``progress``     Progress of long work, for people and for logs.
+``sweep_files``  Sweep output: JSON document, CSV rows and a PNG.
+``text``         Plain-text renderings of results.
+``html/``        HTML reports: one self-contained page per command, with the fabric drawn.
 """
 
 from __future__ import annotations

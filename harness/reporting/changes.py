@@ -1,4 +1,4 @@
-"""What ``harness risk``, ``harness sweep`` and ``harness audit`` print (reporting layer)."""
+"""What ``harness risk``, ``harness sweep`` and ``harness audit`` print (reporting stage)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A rich console reporter: a :class:`~harness.run.observers.RunObserver` (reporting layer).
+"""A rich console reporter: a :class:`~harness.run.observers.RunObserver` (reporting stage).
 
 Per scenario it prints one verdict line (verdict, name, fabric, seconds), the
 plain-words text and story of every inject/restore step, and a block for each

@@ -1,4 +1,4 @@
-"""What ``harness show`` prints about a fabric (reporting layer, pure but for printing).
+"""What ``harness show`` prints about a fabric (reporting stage, pure but for printing).
 
 :func:`tier_usage` counts, per switch tier, the ports in use toward the tier
 below (down) and above (up), the free ports and the oversubscription (down

@@ -1,4 +1,4 @@
-"""A machine-readable run report (reporting layer, pure).
+"""A machine-readable run report (reporting stage, pure).
 
 The document::
 

@@ -1,4 +1,4 @@
-"""JUnit XML for CI consumers (reporting layer; only :func:`write_junit` writes).
+"""JUnit XML for CI consumers (reporting stage, only :func:`write_junit` writes).
 
 One ``<testsuites>`` with one ``<testsuite>`` per run and one ``<testcase>`` per
 scenario, in the attribute set of pytest's ``xunit2`` family (``classname``,

@@ -1,4 +1,4 @@
-"""What one ``harness run`` produced, for the reporters (reporting layer, pure).
+"""What one ``harness run`` produced, for the reporters (reporting stage, pure).
 
 The runner returns one :class:`~harness.run.results.ScenarioResult` per scenario; a
 :class:`RunReport` gathers them with the scenarios that were skipped (their

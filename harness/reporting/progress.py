@@ -1,4 +1,4 @@
-"""Progress of long work, for people and for logs (reporting layer).
+"""Progress of long work, for people and for logs (reporting stage).
 
 The library reports progress through a plain callback, ``progress(done, total)``
 (see :data:`ProgressFn`), and never prints.  The CLI passes a

@@ -1,4 +1,4 @@
-"""Sweep output: JSON document, CSV rows and a PNG (edge layer: writes files)."""
+"""Sweep output: JSON document, CSV rows and a PNG (reporting stage: writes files)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Plain-text renderings of results (reporting layer, pure: strings in, strings out).
+"""Plain-text renderings of results (reporting stage, pure: strings in, strings out).
 
 Shared by the rich console, the JUnit ``<failure>`` body and the pytest
 plugin's ``repr_failure``, so a failed expectation reads the same everywhere::

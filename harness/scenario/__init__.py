@@ -1,4 +1,25 @@
-"""Scenarios: the frozen model, the YAML loader, the JSON Schema, fabric references."""
+"""Scenarios: the frozen model, the YAML loader, the JSON Schema, fabric references.
+
+Modules:
+
+``discover``      Scenario files on disk: which files a list of paths names (directories
+                  searched).
+``expectations``  Scenario expectations: each ``observation: expectation`` of an ``expect:``
+                  step, checked.
+``load``          Scenario files -> scenarios: a YAML file read, checked and turned into frozen
+                  dataclasses.
+``model``         Scenarios as frozen dataclasses.
+``prepare``       Prepare a scenario: everything ``run`` checks before it injects anything.
+``schema``        JSON Schema (draft 2020-12) of scenario files, for editors; writes both
+                  committed schemas.
+``select``        Scenarios chosen by name and tag: the ``-k EXPR`` name filter (as pytest's)
+                  and ``--tag``.
+``step_schema``   JSON Schema of scenario steps: faults and their selectors, expectations of
+                  observations.
+``steps``         Scenario steps: each inject, restore, expect, wait and restart step, checked
+                  and located.
+``validate``      Check scenarios without running them: what ``harness validate`` reports.
+"""
 
 from __future__ import annotations
 

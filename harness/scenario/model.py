@@ -1,4 +1,4 @@
-"""Scenarios as frozen dataclasses (core layer, pure).
+"""Scenarios as frozen dataclasses (scenario stage, pure).
 
 The loader (:mod:`harness.scenario.load`) turns YAML into these; the runner
 (:mod:`harness.run.scenario`) executes them on a backend.  Every piece keeps the

@@ -1,4 +1,4 @@
-"""Prepare a scenario: everything ``run`` checks before it injects anything (core, pure).
+"""Prepare a scenario: everything ``run`` checks before it injects anything (scenario stage, pure).
 
 :func:`prepare` builds the scenario's fabric, resolves its jobs, resolves every
 inject step's selector, plays the restore steps against the faults applied by

@@ -1,4 +1,4 @@
-"""Check scenarios without running them: what ``harness validate`` reports (core, pure).
+"""Check scenarios without running them: what ``harness validate`` reports (scenario stage, pure).
 
 Every scenario that loaded is :func:`~harness.scenario.prepare.prepare`-d (the
 fabric built, jobs, selectors, restores and expectation arguments resolved),

@@ -1,4 +1,4 @@
-"""Reproducers: faults and expectations written back as a scenario file (core layer, pure).
+"""Reproducers: faults and expectations written back as a scenario file (search stage, pure).
 
 When a property-based search (:mod:`harness.search.stateful`) finds a fault set that
 breaks an invariant, :func:`scenario_yaml` writes it in the format of

@@ -1,4 +1,4 @@
-"""ibsim's limits, and the check that refuses a fabric past them (core layer).
+"""ibsim's limits, and the check that refuses a fabric past them (backends stage).
 
 From the ibsim 0.10 source (Debian's ``ibsim-utils``; github.com/linux-rdma/ibsim,
 tag ``ibsim-0.10``, GPL-2.0/BSD):

@@ -4,6 +4,35 @@
 (build and tear down), :mod:`.routing` (``routing: sm``), :mod:`.faults`,
 :mod:`.probe` (real packets), :mod:`.backend` (the protocol), :mod:`.session`
 (``harness emulate``).  See ``docs/netns.md``.
+
+Modules:
+
+``backend``     The netns backend on the backend protocol: apply, inject, settle, measure,
+                close.
+``bgp``         ``routing: bgp``: FRR on every switch, as RoCE fabrics run by SONiC are routed.
+``emulation``   A fabric realized in Linux network namespaces: build, change, tear down.
+``faults``      Faults made real on an :class:`~harness.backends.netns.emulation.Emulation`.
+``flows``       Bulk flows between server namespaces with iperf3, in the fabric's units.
+``frr``         FRR daemons in the emulation's namespaces: started, recorded, stopped by PID.
+``job_runs``    The jobs of a netns run: started with the fabric, watched, restarted, measured.
+``job_worker``  The real training job of the netns backend: torch.distributed over gloo, one
+                rank per server.
+``loss``        One-way packet loss on an emulated link, counted with real packets.
+``netlink``     Batched rtnetlink over one socket per namespace, with pyroute2's message
+                classes.
+``nft``         Packet loss on an emulated link with nftables (``flaky``): the kernel here has
+                no netem.
+``nsutil``      Network namespaces made in-process (``unshare``/``setns``/bind mount), as
+                iproute2 does.
+``plan``        How a modeled fabric becomes namespaces, veth pairs and addresses (pure, no
+                root).
+``probe``       Reachability with real packets: an in-process raw-ICMP prober.
+``routing``     ``routing: sm``: forwarding tables computed from what is alive, as a subnet
+                manager does.
+``session``     ``harness emulate up|down|status`` and ``harness clean``: emulations for
+                interactive use.
+``spawn``       Start a program inside a network namespace, recorded in the ledger before it
+                runs.
 """
 
 from __future__ import annotations

@@ -10,4 +10,12 @@
 * :mod:`~harness.planning.audit.faults`: an audit report turned into faults on
   the design, for ``--state DUMP``
   (:func:`~harness.planning.audit.faults.faults_from_audit`).
+
+Modules:
+
+``diff``     Compare a discovered fabric with its design.
+``faults``   Audit findings as faults: what a live dump lacks, turned into faults on its design.
+``regular``  The design-free audit: the regular design a dump was meant to be, and its
+             departures.
+``state``    Audits of the state a change meets: the faults a ``--state`` argument names.
 """

@@ -1,4 +1,4 @@
-"""Compare a discovered fabric with its design (core layer: pure).
+"""Compare a discovered fabric with its design (planning stage, pure).
 
 :func:`diff_fabrics` takes the fabric an importer read from the live network
 (an ``ibnetdiscover`` dump, say) and the fabric it was meant to be (a

@@ -43,7 +43,7 @@ def state_faults(fabric: Fabric, value: str | None) -> tuple[list[Fault], list[s
         )
         raise ScenarioError(msg)
     from harness.importers import sniff_format
-    from harness.importers.text import read_text
+    from harness.inputs.files import read_text
 
     if sniff_format(path, read_text(path, "state")) is None:
         return load_state_file(path), []

@@ -1,4 +1,12 @@
-"""Failure sweeps: every single (and pair of) failures of a fabric, evaluated fast."""
+"""Failure sweeps: every single (and pair of) failures of a fabric, evaluated fast.
+
+Modules:
+
+``cases``   Which failure cases a sweep or an N+1 margin check enumerates.
+``engine``  Evaluate many small failure cases against one base state, fast.
+``run``     Run a failure sweep: enumerate cases, evaluate them (locally, in processes or on a
+            Dask cluster), and summarize.
+"""
 
 from __future__ import annotations
 

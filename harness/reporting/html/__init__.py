@@ -5,6 +5,22 @@ inline, fabric drawings as inline SVG with tooltips, nothing fetched from the
 network), the PNG figures it shows and each drawing as an ``.svg`` file.  Pages
 are Jinja2 templates (``templates/``), figures matplotlib (Agg), drawings laid
 out by :mod:`harness.reporting.html.drawing`.
+
+Modules:
+
+``audit_page``  The ``harness audit --report DIR`` page: the findings drawn on the fabric.
+``drawing``     Lay a fabric out as tiers of cells and cable bundles.
+``figures``     The report figures, drawn with matplotlib's Agg backend (reporting edge: writes
+                PNGs).
+``marks``       What a fabric drawing highlights: faulted elements and cables, lost jobs'
+                servers.
+``page``        Render report pages with Jinja2 and write them with their figures (reporting
+                edge).
+``risk_page``   The ``harness risk --report DIR`` page: before and after a change, side by side.
+``run_page``    The ``harness run --report DIR`` page: per scenario the story, the verdicts and
+                the fabric after every step that changed it.
+``sweep_page``  The ``harness sweep --report DIR`` page: impact by category, worst cases, base
+                state.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Lay a fabric out as tiers of cells and cable bundles (reporting layer, pure).
+"""Lay a fabric out as tiers of cells and cable bundles (reporting stage, pure).
 
 Tiers are rows, top to bottom: cores, spines, leaves, servers.  Servers are drawn
 in blocks, one per scalable unit (SU), with one cell per server; the leaves of an

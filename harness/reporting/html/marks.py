@@ -1,5 +1,6 @@
-"""What a fabric drawing highlights: faulted elements and cables, lost jobs' servers
-(reporting layer, pure).
+"""What a fabric drawing highlights: faulted elements and cables, lost jobs' servers.
+
+Reporting stage, pure.
 
 A :class:`Marks` maps element and link indices of one fabric to what is wrong with
 them (a :class:`Mark`: a status, where it comes from, a note for the tooltip) and
