@@ -21,7 +21,8 @@ I/O error) is also named, with the operating system's reason.
 >>> import tempfile, os
 >>> d = tempfile.mkdtemp()
 >>> p = os.path.join(d, "bad.yaml")
->>> _ = open(p, "wb").write(b"name: x\\nfabric: {preset: s\\x00}\\n")
+>>> with open(p, "wb") as f:
+...     _ = f.write(b"name: x\\nfabric: {preset: s\\x00}\\n")
 >>> try:
 ...     read_text(p, "scenario")
 ... except Exception as err:
