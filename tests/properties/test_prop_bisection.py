@@ -7,13 +7,13 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from harness.search import strategies as hst
 from harness.fabric import Fabric
 from harness.fabric import LinkKind
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
+from harness.search import strategies as hst
 
 
 def nx_bisection(f: Fabric, s: FaultState) -> float:

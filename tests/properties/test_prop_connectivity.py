@@ -13,7 +13,6 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from harness.search import strategies as hst
 from harness.fabric import Fabric
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
@@ -21,6 +20,7 @@ from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
+from harness.search import strategies as hst
 
 
 def analyse(f: Fabric, faults: list[Fault], jobs: tuple[JobSpec, ...] = ()) -> Analysis:

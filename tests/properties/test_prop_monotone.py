@@ -19,7 +19,6 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from harness.search import strategies as hst
 from harness.fabric import Fabric
 from harness.fabric import two_tier
 from harness.fabric.jobs import Job
@@ -31,6 +30,7 @@ from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
 from harness.invariants.traffic import FORWARDINGS
 from harness.invariants.traffic import Forwarding
+from harness.search import strategies as hst
 
 ALL_KINDS = ("kill", "drain", "cut", "optic", "degrade", "bond-member")
 EPS = 1e-9

@@ -14,7 +14,6 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from harness.search import strategies as hst
 from harness.backends.model import ModelBackend
 from harness.errors import ScenarioError
 from harness.fabric import Fabric
@@ -28,6 +27,7 @@ from harness.observations.checks import OBSERVATIONS
 from harness.observations.checks import CheckpointSpec
 from harness.observations.checks import Context
 from harness.observations.checks import observe
+from harness.search import strategies as hst
 
 ALL_KINDS = ("kill", "drain", "cut", "optic", "degrade", "bond-member")
 CTX = Context(CheckpointSpec(size_gb=64.0, sharded=True, interval_s=600.0))

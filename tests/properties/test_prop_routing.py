@@ -18,7 +18,6 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from harness.search import strategies as hst
 from harness.fabric import Fabric
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
@@ -33,6 +32,7 @@ from harness.invariants.reach import leaf_reach
 from harness.invariants.reach import up_down_signatures
 from harness.invariants.reach import up_links
 from harness.invariants.state import Observation
+from harness.search import strategies as hst
 
 SWITCH_FAULTS = ("kill", "drain", "cut", "optic")
 PER_SU = (JobSpec(per_su=True), JobSpec(name="all", nodes=("*",)))

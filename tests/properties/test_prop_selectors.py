@@ -8,7 +8,6 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from harness.search import strategies as hst
 from harness.fabric import Fabric
 from harness.fabric.generators import GENERATORS
 from harness.fabric.resolve import build_fabric
@@ -17,6 +16,7 @@ from harness.faults.selectors import parse_selector
 from harness.faults.selectors import resolve
 from harness.faults.selectors import select
 from harness.scenario.model import FabricRef
+from harness.search import strategies as hst
 
 # (selector without random/all-but, domain) pairs that match something on every design
 BASES = [

@@ -17,7 +17,6 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import invariant
 
-from harness.search import strategies as hst
 from harness.errors import InvariantViolation
 from harness.errors import ScenarioError
 from harness.fabric import Fabric
@@ -31,6 +30,7 @@ from harness.run.scenario import run_scenario
 from harness.scenario.load import load_text
 from harness.scenario.model import FabricRef
 from harness.scenario.model import InjectStep
+from harness.search import strategies as hst
 from harness.search.reproducer import ENV_SAVE
 from harness.search.reproducer import expectation_raw
 from harness.search.reproducer import fabric_ref

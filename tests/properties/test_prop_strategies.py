@@ -10,7 +10,6 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from harness.search import strategies as hst
 from harness.errors import ScenarioError
 from harness.fabric import Fabric
 from harness.fabric import LinkKind
@@ -20,6 +19,7 @@ from harness.fabric.resolve import build_fabric
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultKind
 from harness.faults.selectors import Selector
+from harness.search import strategies as hst
 from harness.search.reproducer import fabric_ref
 
 ALL_KINDS = ("kill", "drain", "cut", "optic", "degrade", "bond-member")

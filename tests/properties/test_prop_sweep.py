@@ -21,7 +21,6 @@ from hypothesis import note
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from harness.search import strategies as hst
 from harness.fabric import Fabric
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
@@ -36,6 +35,7 @@ from harness.planning.sweep import CATEGORIES
 from harness.planning.sweep import CaseEvaluator
 from harness.planning.sweep import CaseResult
 from harness.planning.sweep.cases import single_failures
+from harness.search import strategies as hst
 
 FIELDS = tuple(f.name for f in dataclasses.fields(CaseResult) if f.name not in ("exact", "reasons"))
 
