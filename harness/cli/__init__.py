@@ -56,10 +56,13 @@ from harness.fabric.presets import PRESETS
 from harness.fabric.presets import preset
 from harness.fabric.routing import CONTROLS
 from harness.fabric.routing import DEFAULT
+from harness.fabric.routing import DEFAULT_FORWARDING
 from harness.fabric.routing import DEFAULT_REROUTE_S
 from harness.fabric.routing import ENGINES
+from harness.fabric.routing import FORWARDINGS
 from harness.fabric.routing import Control
 from harness.fabric.routing import Engine
+from harness.fabric.routing import Forwarding
 from harness.fabric.routing import Routing
 from harness.fabric.routing import RoutingOverride
 from harness.fabric.routing import control_of
@@ -73,9 +76,6 @@ from harness.faults.state_file import load_state_file
 from harness.faults.text import parse_faults
 from harness.inputs import cli_args
 from harness.inputs.durations import parse_duration
-from harness.invariants.traffic import DEFAULT_FORWARDING
-from harness.invariants.traffic import FORWARDINGS
-from harness.invariants.traffic import Forwarding
 from harness.observations.plans import MeasureOptions
 from harness.planning.risk import BUDGET_METRICS
 from harness.planning.risk import DEFAULT_MARGIN_CATEGORIES

@@ -61,6 +61,8 @@ from harness.errors import ScenarioError
 from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
+from harness.fabric.routing import DEFAULT_FORWARDING
+from harness.fabric.routing import Forwarding
 from harness.fabric.routing import PathRule
 from harness.fabric.routing import Routing
 from harness.faults.fault import AppliedFault
@@ -72,8 +74,6 @@ from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
 from harness.invariants.timeline import crashed_by_change
 from harness.invariants.timeline import reroute_fragile
-from harness.invariants.traffic import DEFAULT_FORWARDING
-from harness.invariants.traffic import Forwarding
 from harness.invariants.traffic import JobTraffic
 from harness.observations.expect import Expect
 from harness.planning.sweep.cases import single_failures

@@ -19,7 +19,7 @@ case.  :class:`CaseEvaluator` does one linear pass instead:
    of the jobs whose flows it touches.  That is computed in time
    proportional to what the case touches; when no flow of any job crosses
    two leaves, only the flows of the NICs that lost ports are evaluated
-   again (:class:`~harness.invariants.traffic.LeafLocalFlows`), otherwise
+   again (:class:`~harness.invariants.leaf_flows.LeafLocalFlows`), otherwise
    the flows are placed again on the case's fabric;
 3. a case that does split a class (an articulation point, a bridge, or for
    pairs a 2-cut), or a base whose NIC ports reach several classes at once
@@ -54,6 +54,8 @@ from harness.fabric.model import COMPUTE_SWITCH_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.fabric.routing import DEFAULT_FORWARDING
+from harness.fabric.routing import Forwarding
 from harness.faults.fault import AppliedFault
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultKind
@@ -66,14 +68,12 @@ from harness.invariants.capacity import nic_rate_terms
 from harness.invariants.connectivity import cross_bad_pairs
 from harness.invariants.connectivity import intra_bad_pairs
 from harness.invariants.connectivity import server_pairs_term
+from harness.invariants.leaf_flows import LeafLocalFlows
 from harness.invariants.reach import PathRule
 from harness.invariants.reach import Signature
 from harness.invariants.reach import UpDownIndex
 from harness.invariants.state import Observation
 from harness.invariants.topology import components
-from harness.invariants.traffic import DEFAULT_FORWARDING
-from harness.invariants.traffic import Forwarding
-from harness.invariants.traffic import LeafLocalFlows
 from harness.invariants.verdicts import tolerant
 
 COMPUTE_CABLES = (LinkKind.ACCESS, LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE)
@@ -1199,7 +1199,7 @@ class CaseEvaluator:
         hashed routes depend on which cables are live; lost jobs' flows load
         the links too), exactly as the full analysis does.  When no flow crosses leaves, jobs share
         no link and only the flows of the degraded NICs are evaluated again
-        (:class:`~harness.invariants.traffic.LeafLocalFlows`).
+        (:class:`~harness.invariants.leaf_flows.LeafLocalFlows`).
         """
         if not self.jobs:
             return 1.0

@@ -24,11 +24,11 @@ from harness.fabric.jobs import Job
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
+from harness.fabric.routing import DEFAULT_FORWARDING
+from harness.fabric.routing import Forwarding
 from harness.fabric.routing import PathRule
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
-from harness.invariants.traffic import DEFAULT_FORWARDING
-from harness.invariants.traffic import Forwarding
 from harness.planning.sweep.cases import DEFAULT_CATEGORIES
 from harness.planning.sweep.cases import sampled_pairs
 from harness.planning.sweep.cases import single_failures
