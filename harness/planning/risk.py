@@ -16,7 +16,7 @@ already there?":
 4. the **N+1 margin**: every single further failure (switch, cable, optic,
    NIC by default) is evaluated on top of the state after the change, and on
    top of the state before it, with the fast
-   :class:`~harness.planning.sweep.engine.CaseEvaluator`, both against the state before
+   :class:`~harness.planning.sweep.evaluator.CaseEvaluator`, both against the state before
    the change; a further failure *added* by the change breaks the budget after
    the change but did not before it.
 
@@ -77,9 +77,9 @@ from harness.invariants.timeline import reroute_fragile
 from harness.invariants.traffic import JobTraffic
 from harness.observations.expect import Expect
 from harness.planning.sweep.cases import single_failures
-from harness.planning.sweep.engine import CaseEvaluator
-from harness.planning.sweep.engine import CaseResult
-from harness.planning.sweep.engine import Failure
+from harness.planning.sweep.evaluator import CaseEvaluator
+from harness.planning.sweep.records import CaseResult
+from harness.planning.sweep.records import Failure
 from harness.planning.sweep.run import paused_gc
 
 DEFAULT_MARGIN_CATEGORIES = ("switches", "cables", "optics", "nics")

@@ -1,6 +1,6 @@
 """The sweep's fast paths give the full analysis's answer on any small fabric, base and case.
 
-:class:`~harness.planning.sweep.engine.CaseEvaluator` answers most cases without a full
+:class:`~harness.planning.sweep.evaluator.CaseEvaluator` answers most cases without a full
 :class:`~harness.invariants.analysis.Analysis` (bulk paths, one up-down index per class of
 leaves, ports judged per plane, flows of the degraded NICs only); its
 ``evaluate_exact`` is that full analysis.  Hypothesis draws two-tier,

@@ -14,7 +14,7 @@ MODULES = (
     "harness.scenario.prepare",
     "harness.reporting.progress",
     "harness.pytest_plugin",
-    "harness.planning.sweep.engine",
+    "harness.planning.sweep.records",
     "harness.invariants.analysis",
     "harness.invariants.topology",
     "harness.invariants.servers",

@@ -34,8 +34,8 @@ from harness.planning.risk import parse_budget
 from harness.planning.risk import parse_change
 from harness.planning.risk import to_json
 from harness.planning.sweep.cases import single_failures
-from harness.planning.sweep.engine import CaseEvaluator
-from harness.planning.sweep.engine import CaseResult
+from harness.planning.sweep.evaluator import CaseEvaluator
+from harness.planning.sweep.records import CaseResult
 
 PER_SU = JobSpec(per_su=True)
 BUDGET = "jobs_lost=0,bandwidth>=0.9"

@@ -33,9 +33,9 @@ from harness.planning.sweep.cases import DEFAULT_CATEGORIES
 from harness.planning.sweep.cases import sampled_pairs
 from harness.planning.sweep.cases import single_failures
 from harness.planning.sweep.cases import switch_pairs
-from harness.planning.sweep.engine import CaseEvaluator
-from harness.planning.sweep.engine import CaseResult
-from harness.planning.sweep.engine import Failure
+from harness.planning.sweep.evaluator import CaseEvaluator
+from harness.planning.sweep.records import CaseResult
+from harness.planning.sweep.records import Failure
 
 Progress = Callable[[int, int], None]
 
