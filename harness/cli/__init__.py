@@ -77,11 +77,10 @@ from harness.faults.text import parse_faults
 from harness.inputs import cli_args
 from harness.inputs.durations import parse_duration
 from harness.observations.plans import MeasureOptions
-from harness.planning.risk import BUDGET_METRICS
-from harness.planning.risk import DEFAULT_MARGIN_CATEGORIES
+from harness.planning.budget import BUDGET_METRICS
+from harness.planning.budget import parse_budget
+from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
 from harness.planning.risk import assess
-from harness.planning.risk import parse_budget
-from harness.planning.risk import to_json as risk_json
 from harness.planning.sweep.cases import CATEGORIES
 from harness.planning.sweep.cases import DEFAULT_CATEGORIES
 from harness.planning.sweep.cases import parse_categories
@@ -100,6 +99,7 @@ from harness.reporting.outcome import RunReport
 from harness.reporting.outcome import Skipped
 from harness.reporting.progress import LOG_INTERVAL
 from harness.reporting.progress import ProgressReporter
+from harness.reporting.risk_json import to_json as risk_json
 from harness.reporting.sweep_files import plot
 from harness.reporting.sweep_files import to_json as sweep_json
 from harness.reporting.sweep_files import write_csv
