@@ -77,11 +77,11 @@ from harness.fabric.jobs import Job
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
-from harness.planning.sweep import CaseEvaluator
-from harness.planning.sweep import CaseResult
-from harness.planning.sweep import Failure
 from harness.planning.sweep import SweepResult
 from harness.planning.sweep import sweep
+from harness.planning.sweep.evaluator import CaseEvaluator
+from harness.planning.sweep.records import CaseResult
+from harness.planning.sweep.records import Failure
 
 SWITCH_KINDS = frozenset({"leaf", "spine", "core"})
 COMPUTE_KINDS = SWITCH_KINDS | {"nic"}
@@ -555,8 +555,8 @@ def bench_big(args: argparse.Namespace, lines: list[Line]) -> bool:
 
 
 def bench_risk(args: argparse.Namespace, lines: list[Line]) -> None:
+    from harness.planning.budget import parse_budget
     from harness.planning.risk import assess
-    from harness.planning.risk import parse_budget
     from harness.planning.risk import parse_change
 
     print("== harness risk: seed-a800, change 'drain spine-05,spine-06', full N+1 margin ==")
@@ -645,7 +645,7 @@ def same_answer(a: CaseResult, b: CaseResult) -> bool:
 def bench_processes(args: argparse.Namespace, lines: list[Line]) -> bool:
     from harness.faults.fault import Fault
     from harness.faults.fault import FaultState
-    from harness.planning.risk import DEFAULT_MARGIN_CATEGORIES
+    from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
     from harness.planning.sweep.cases import single_failures
 
     print("== whole harness processes (wall and CPU of the child), and the full analysis "

@@ -15,7 +15,8 @@ Modules:
 
 ``__main__``       ``python -m harness``: the same command line as ``harness``.
 ``errors``         Errors, grouped by whose fault they are (no side effects).
-``pytest_plugin``  Scenario files as pytest items (the shell: a thin shell over the runner).
+``pytest_plugin``  Scenario files as pytest items (a thin shell over the run stage, as the CLI
+                   is).
 ``words``          Counted nouns in plain English (pure).
 ``backends/``      Backends: one module (or package) each, all behind
                    :class:`~harness.backends.protocol.Backend`.

@@ -16,7 +16,7 @@ True
 >>> make_backend("modle")
 Traceback (most recent call last):
 ...
-harness.errors.ScenarioError: unknown backend 'modle'; did you mean 'model'? (available here: model...)
+harness.errors.ScenarioError: unknown backend 'modle'; did you mean 'model'? (available here: ...)
 
 Modules:
 

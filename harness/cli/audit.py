@@ -21,11 +21,11 @@ from harness.fabric.resolve import fabric_ref_for
 from harness.fabric.resolve import resolve_fabric
 from harness.faults.state_file import load_jobs
 from harness.planning.audit.faults import faults_from_audit
+from harness.planning.budget import parse_budget
 from harness.planning.risk import assess
-from harness.planning.risk import parse_budget
-from harness.planning.risk import to_json as risk_json
 from harness.reporting.changes import AUDIT
 from harness.reporting.changes import print_risk
+from harness.reporting.risk_json import to_json as risk_json
 from harness.words import plural
 
 

@@ -21,13 +21,13 @@ from harness.fabric.jobs import resolve_jobs
 from harness.fabric.resolve import resolve_fabric
 from harness.faults.state_file import load_jobs
 from harness.planning.audit.state import state_faults
-from harness.planning.risk import BUDGET_METRICS
-from harness.planning.risk import DEFAULT_MARGIN_CATEGORIES
+from harness.planning.budget import BUDGET_METRICS
+from harness.planning.budget import parse_budget
+from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
 from harness.planning.risk import assess
-from harness.planning.risk import parse_budget
-from harness.planning.risk import to_json as risk_json
 from harness.planning.sweep.cases import parse_categories
 from harness.reporting.changes import print_risk
+from harness.reporting.risk_json import to_json as risk_json
 
 
 def configure_risk(p: argparse.ArgumentParser) -> None:

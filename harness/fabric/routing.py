@@ -101,12 +101,17 @@ from harness.inputs.checker import Checker
 from harness.inputs.durations import parse_duration
 from harness.inputs.suggest import closest
 from harness.inputs.yaml import KeyPath
-from harness.invariants.traffic import Forwarding
 
 Control = Literal["sm", "bgp"]
 CONTROLS: tuple[Control, ...] = ("sm", "bgp")
 ForwardingSetting = Literal["auto", "static", "adaptive", "ecmp"]
 FORWARDING_SETTINGS: tuple[ForwardingSetting, ...] = ("auto", "static", "adaptive", "ecmp")
+#: The forwarding model a setting resolves to: how the flow engine places flows
+#: (:mod:`harness.invariants.forwarding`).
+Forwarding = Literal["static", "adaptive", "ecmp"]
+FORWARDINGS: tuple[Forwarding, ...] = ("static", "adaptive", "ecmp")
+DEFAULT_FORWARDING: Forwarding = "static"
+"""OpenSM's ftree/updn/minhop tables are static per destination unless adaptive routing is on."""
 
 PathRule = Literal["up-down", "shortest"]
 PATH_RULES: tuple[PathRule, ...] = ("up-down", "shortest")

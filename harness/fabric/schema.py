@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from collections.abc import Sequence
 
-from harness.fabric.fabric_file import LINK_KINDS
-from harness.fabric.fabric_file import NODE_OVERRIDE_FIELDS
-from harness.fabric.fabric_file import SWITCH_KINDS
+from harness.fabric.explicit_file import LINK_KINDS
+from harness.fabric.explicit_file import NODE_OVERRIDE_FIELDS
+from harness.fabric.explicit_file import SWITCH_KINDS
 from harness.fabric.generators import GENERATORS
 from harness.fabric.model import Fabric
 from harness.fabric.nodes import NODE_TEMPLATES

@@ -18,7 +18,15 @@ Modules:
 ``bandwidth``     Bus bandwidth of the jobs over the live fabric (pure).
 ``capacity``      What the live hardware can carry: NIC and NVLink rates, leaf and pod uplinks,
                   bisection (pure).
+``collectives``   Collectives as flows between ranks: NCCL's ring, double binary tree and all-
+                  to-all.
 ``connectivity``  Which GPUs and NICs can still talk (pure).
+``forwarding``    Paths of flows under the forwarding models: pooled (adaptive), d-mod-k
+                  (static), hashed (ecmp).
+``leaf_flows``    Flows of a job when no flow crosses two leaves: re-evaluated for the NICs a
+                  case touches.
+``network``       The live fabric as the flow engine reads it: wiring tables, live capacities,
+                  pod-pair capacity.
 ``paths``         Paths between NICs and GPUs over the routes the fabric's routing uses (pure).
 ``reach``         Which leaves reach which under the fabric's routing (pure).
 ``servers``       Per-server structure under one observation: damaged servers, GPU NICs, NVLink
@@ -29,6 +37,6 @@ Modules:
 ``topology``      Topology of a fabric under one observation: masks, switch components, access
                   ports (pure).
 ``traffic``       Traffic of jobs: the flows each collective places on each link, and what is
-                  left of them (pure).
+                  left of them.
 ``verdicts``      Whether each job survives, and if not, why (pure).
 """

@@ -39,6 +39,8 @@ from harness.fabric.jobs import Collective
 from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
+from harness.fabric.routing import DEFAULT_FORWARDING
+from harness.fabric.routing import Forwarding
 from harness.invariants import bandwidth
 from harness.invariants import capacity
 from harness.invariants import connectivity
@@ -49,6 +51,7 @@ from harness.invariants import topology
 from harness.invariants import verdicts
 from harness.invariants.capacity import FloatArray
 from harness.invariants.connectivity import Island
+from harness.invariants.network import Network
 from harness.invariants.paths import RouteGraph
 from harness.invariants.reach import LeafReach
 from harness.invariants.reach import PathRule
@@ -59,10 +62,7 @@ from harness.invariants.reach import up_links
 from harness.invariants.state import Observation
 from harness.invariants.topology import AccessPorts
 from harness.invariants.topology import IntArray
-from harness.invariants.traffic import DEFAULT_FORWARDING
-from harness.invariants.traffic import Forwarding
 from harness.invariants.traffic import JobTraffic
-from harness.invariants.traffic import Network
 from harness.invariants.verdicts import JobVerdict
 
 __all__ = ["Analysis", "Island", "JobVerdict"]

@@ -23,15 +23,15 @@ from harness.fabric.jobs import Collective
 from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
+from harness.fabric.routing import Forwarding
 from harness.invariants.capacity import FloatArray
+from harness.invariants.network import Network
+from harness.invariants.network import pod_nic_gbps
+from harness.invariants.network import pod_pair_gbps
 from harness.invariants.servers import ServerView
 from harness.invariants.state import Observation
-from harness.invariants.traffic import Forwarding
 from harness.invariants.traffic import JobTraffic
-from harness.invariants.traffic import Network
 from harness.invariants.traffic import job_traffic
-from harness.invariants.traffic import pod_nic_gbps
-from harness.invariants.traffic import pod_pair_gbps
 
 
 def network(fabric: Fabric, obs: Observation, nic_rate: FloatArray) -> Network:

@@ -31,7 +31,7 @@ from harness.fabric.jobs import Job
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
 from harness.invariants.analysis import Analysis
-from harness.invariants.traffic import rank_flows
+from harness.invariants.collectives import rank_flows
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +189,7 @@ def uplink_flow_group(a: Analysis, leaf: int) -> FlowGroup:
 def collective_flow_group(a: Analysis, job: Job, collective: Collective) -> FlowGroup:
     """The flows ``job``'s ``collective`` places on one rail, in rank order.
 
-    The flows of :func:`~harness.invariants.traffic.rank_flows` (ring edges,
+    The flows of :func:`~harness.invariants.collectives.rank_flows` (ring edges,
     both trees' parent-child edges both ways, every all-to-all pair) between
     the rail NICs of the job's servers, on the rail whose leaves under the job
     keep the least live uplink capacity (rail 0 on a tie): in a rail-optimized

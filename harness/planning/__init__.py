@@ -3,10 +3,17 @@ design).
 
 Modules:
 
-``risk``    Pre-change risk checks: the blast radius of a change and its N+1 margin.
-``audit/``  Audits: an imported fabric compared with its design, or with the regular shape it
-            should have.
-``sweep/``  Failure sweeps: every single (and pair of) failures of a fabric, evaluated fast.
+``budget``         Budgets of a pre-change risk check: rules such as
+                   ``jobs_lost=0,abs:bandwidth>=0.9``.
+``margin``         The N+1 margin of a risk check: every single further failure, judged against
+                   the budget.
+``risk``           Pre-change risk checks: the blast radius of a change and its N+1 margin.
+``state_summary``  States of a pre-change risk check in numbers: before, after, and what the
+                   change adds.
+``audit/``         Audits: an imported fabric compared with its design, or with the regular
+                   shape it should have.
+``sweep/``         Failure sweeps: every single (and pair of) failures of a fabric, evaluated
+                   fast.
 """
 
 from __future__ import annotations

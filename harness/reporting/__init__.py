@@ -15,6 +15,8 @@ Modules:
 ``junit``        JUnit XML for CI consumers.
 ``outcome``      What one ``harness run`` produced, for the reporters.
 ``progress``     Progress of long work, for people and for logs.
+``risk_json``    The risk report as JSON: before, after and added, for the change and for its
+                 N+1 margin.
 ``sweep_files``  Sweep output: JSON document, CSV rows and a PNG.
 ``text``         Plain-text renderings of results.
 ``html/``        HTML reports: one self-contained page per command, with the fabric drawn.

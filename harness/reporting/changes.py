@@ -11,7 +11,7 @@ from rich.text import Text
 
 from harness.invariants.bandwidth import describe as describe_traffic
 from harness.planning.risk import RiskReport
-from harness.planning.risk import StateSummary
+from harness.planning.state_summary import StateSummary
 from harness.planning.sweep.run import SweepResult
 from harness.reporting.sweep_files import category_lines
 from harness.words import plural

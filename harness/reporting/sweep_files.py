@@ -7,7 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from harness.planning.sweep.engine import CaseResult
+from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.run import SweepResult
 
 COLUMNS = (

@@ -113,7 +113,7 @@ def all_blocks() -> list[Block]:
 
 # What is left of a quick-start line that runs this very test suite: not run again
 # from inside it (that would recurse); ``.ci/run`` runs it on a clean clone.
-THIS_SUITE = "pytest"
+THIS_SUITE = "pytest -n 2"
 
 
 def shell_script(block: Block) -> str:

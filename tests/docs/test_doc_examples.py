@@ -16,7 +16,7 @@ installed.  The rules, by fence language:
     quick-start set-up prefix ``python3 -m venv .venv && . .venv/bin/activate &&
     pip install -e ... &&`` is dropped, since the suite already runs in such a venv
     (``.ci/run`` runs the set-up itself on a clean clone); a set-up line whose
-    command is then just ``pytest`` (the quick start's second line) is this very
+    command is then just ``pytest -n 2`` (the quick start's second line) is this very
     suite and is not run again from inside it.
 ``console``
     Lines ``$ COMMAND`` are run one by one (each must exit 0); the lines after a

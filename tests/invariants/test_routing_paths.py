@@ -14,8 +14,8 @@ from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
 from harness.invariants.reach import PathRule
 from harness.invariants.state import Observation
-from harness.planning.sweep.engine import CaseEvaluator
-from harness.planning.sweep.engine import Failure
+from harness.planning.sweep.evaluator import CaseEvaluator
+from harness.planning.sweep.records import Failure
 
 SEED_VALLEY = (
     {"cut": {"between": ["su01/leaf-r0", "spine-1[1-9]"]}},

@@ -12,15 +12,15 @@ from harness.fabric import preset
 from harness.fabric.generators import three_tier
 from harness.fabric.jobs import Collective
 from harness.fabric.jobs import Job
+from harness.fabric.routing import Forwarding
+from harness.invariants.collectives import btree_parent
+from harness.invariants.collectives import dtree_parents
+from harness.invariants.collectives import rank_flows
+from harness.invariants.network import Network
+from harness.invariants.network import pod_nic_gbps
+from harness.invariants.network import pod_pair_gbps
 from harness.invariants.traffic import ECMP_DRAWS
-from harness.invariants.traffic import Forwarding
-from harness.invariants.traffic import Network
-from harness.invariants.traffic import btree_parent
-from harness.invariants.traffic import dtree_parents
 from harness.invariants.traffic import job_traffic
-from harness.invariants.traffic import pod_nic_gbps
-from harness.invariants.traffic import pod_pair_gbps
-from harness.invariants.traffic import rank_flows
 
 ALL: tuple[Collective, ...] = ("ring", "tree", "all-to-all")
 LINE = 4 * 200 / 8  # seed-a800: 4 rails x 200 Gb/s, in GB/s

@@ -24,18 +24,18 @@ from harness.faults.fault import FaultState
 from harness.faults.selectors import Selector
 from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
-from harness.planning.risk import BUDGET_METRICS
-from harness.planning.risk import DEFAULT_MARGIN_CATEGORIES
-from harness.planning.risk import BudgetRule
-from harness.planning.risk import MarginRow
+from harness.planning.budget import BUDGET_METRICS
+from harness.planning.budget import BudgetRule
+from harness.planning.budget import parse_budget
+from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
+from harness.planning.margin import MarginRow
 from harness.planning.risk import RiskReport
 from harness.planning.risk import assess
-from harness.planning.risk import parse_budget
 from harness.planning.risk import parse_change
-from harness.planning.risk import to_json
 from harness.planning.sweep.cases import single_failures
-from harness.planning.sweep.engine import CaseEvaluator
-from harness.planning.sweep.engine import CaseResult
+from harness.planning.sweep.evaluator import CaseEvaluator
+from harness.planning.sweep.records import CaseResult
+from harness.reporting.risk_json import to_json
 
 PER_SU = JobSpec(per_su=True)
 BUDGET = "jobs_lost=0,bandwidth>=0.9"

@@ -25,7 +25,7 @@ from harness.fabric.jobs import resolve_jobs
 from harness.fabric.routing import DEFAULT
 from harness.fabric.routing import Routing
 from harness.planning.risk import assess
-from harness.planning.risk import to_json
+from harness.reporting.risk_json import to_json
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = ROOT / "fabrics" / "lab-2su.yaml"

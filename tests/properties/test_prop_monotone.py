@@ -24,12 +24,12 @@ from harness.fabric import two_tier
 from harness.fabric.jobs import Job
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
+from harness.fabric.routing import FORWARDINGS
+from harness.fabric.routing import Forwarding
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
-from harness.invariants.traffic import FORWARDINGS
-from harness.invariants.traffic import Forwarding
 from harness.search import strategies as hst
 
 ALL_KINDS = ("kill", "drain", "cut", "optic", "degrade", "bond-member")

@@ -1,6 +1,6 @@
 """The sweep's fast paths give the full analysis's answer on any small fabric, base and case.
 
-:class:`~harness.planning.sweep.engine.CaseEvaluator` answers most cases without a full
+:class:`~harness.planning.sweep.evaluator.CaseEvaluator` answers most cases without a full
 :class:`~harness.invariants.analysis.Analysis` (bulk paths, one up-down index per class of
 leaves, ports judged per plane, flows of the degraded NICs only); its
 ``evaluate_exact`` is that full analysis.  Hypothesis draws two-tier,
@@ -25,12 +25,12 @@ from harness.fabric import Fabric
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import LinkKind
+from harness.fabric.routing import FORWARDINGS
 from harness.faults.fault import FaultState
 from harness.invariants.reach import PATH_RULES
 from harness.invariants.reach import up_down_signatures
 from harness.invariants.reach import up_links
 from harness.invariants.state import Observation
-from harness.invariants.traffic import FORWARDINGS
 from harness.planning.sweep import CATEGORIES
 from harness.planning.sweep import CaseEvaluator
 from harness.planning.sweep import CaseResult

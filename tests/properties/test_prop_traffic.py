@@ -22,7 +22,7 @@ from harness.fabric import Fabric
 from harness.fabric import LinkKind
 from harness.fabric import preset
 from harness.fabric.jobs import Job
-from harness.invariants.traffic import Network
+from harness.invariants.network import Network
 from harness.invariants.traffic import job_traffic
 
 LINE = 4 * 200 / 8

@@ -13,11 +13,11 @@ import jsonschema
 import pytest
 import yaml
 
-from harness.fabric.fabric_file import EXPLICIT_FORM_KEYS
-from harness.fabric.fabric_file import GENERATOR_FORM_KEYS
-from harness.fabric.fabric_file import LINK_KEYS
-from harness.fabric.fabric_file import NODE_KEYS
-from harness.fabric.fabric_file import SWITCH_KEYS
+from harness.fabric.explicit_file import EXPLICIT_FORM_KEYS
+from harness.fabric.explicit_file import GENERATOR_FORM_KEYS
+from harness.fabric.explicit_file import LINK_KEYS
+from harness.fabric.explicit_file import NODE_KEYS
+from harness.fabric.explicit_file import SWITCH_KEYS
 from harness.fabric.schema import fabric_schema
 from harness.faults.fault import FAULT_KINDS
 from harness.faults.selectors import SELECTOR_KEYS

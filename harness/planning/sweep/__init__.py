@@ -2,10 +2,27 @@
 
 Modules:
 
-``cases``   Which failure cases a sweep or an N+1 margin check enumerates.
-``engine``  Evaluate many small failure cases against one base state, fast.
-``run``     Run a failure sweep: enumerate cases, evaluate them (locally, in processes or on a
-            Dask cluster), and summarize.
+``base``              The base state of a sweep, analysed once: the tables every case is
+                      evaluated against.
+``cases``             Which failure cases a sweep or an N+1 margin check enumerates.
+``evaluator``         The sweep's case evaluator: many small failure cases against one base
+                      state, fast.
+``exact``             The exact path of a sweep: a case evaluated by the full analysis of its
+                      fault state.
+``kernels_cables``    Bulk kernel of switch-to-switch cable cuts: every such single case at
+                      once, with numpy.
+``kernels_nics``      Bulk kernels of NIC cuts and leaf cases: whole single-port NICs cut on
+                      undamaged servers.
+``kernels_switches``  Bulk kernel of spine and core failures: single switches above the leaves
+                      that split nothing.
+``local``             The fast path of one case: a case that splits no class of leaves,
+                      evaluated from what it touches.
+``pairs``             GPU pairs that cannot talk, per case: the base's counts, redone for the
+                      servers a case touches.
+``records``           Records of a sweep's cases: what failed (:class:`Failure`) and what it did
+                      (:class:`CaseResult`).
+``run``               Run a failure sweep: enumerate cases, evaluate them (locally, in processes
+                      or on a Dask cluster), and summarize.
 """
 
 from __future__ import annotations
@@ -13,9 +30,9 @@ from __future__ import annotations
 from harness.planning.sweep.cases import CATEGORIES
 from harness.planning.sweep.cases import DEFAULT_CATEGORIES
 from harness.planning.sweep.cases import parse_categories
-from harness.planning.sweep.engine import CaseEvaluator
-from harness.planning.sweep.engine import CaseResult
-from harness.planning.sweep.engine import Failure
+from harness.planning.sweep.evaluator import CaseEvaluator
+from harness.planning.sweep.records import CaseResult
+from harness.planning.sweep.records import Failure
 from harness.planning.sweep.run import SweepResult
 from harness.planning.sweep.run import SweepSpec
 from harness.planning.sweep.run import run_sweep

@@ -13,7 +13,7 @@ from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
-from harness.planning.sweep.engine import Failure
+from harness.planning.sweep.records import Failure
 
 CATEGORIES = ("switches", "cables", "nics", "optics", "nodes", "storage")
 DEFAULT_CATEGORIES = ("switches", "cables", "nics")

@@ -25,18 +25,18 @@ from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
 from harness.fabric.resolve import resolve_fabric
+from harness.fabric.routing import DEFAULT_FORWARDING
+from harness.fabric.routing import Forwarding
 from harness.fabric.routing import PathRule
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
-from harness.invariants.traffic import DEFAULT_FORWARDING
-from harness.invariants.traffic import Forwarding
 from harness.planning.sweep.cases import DEFAULT_CATEGORIES
 from harness.planning.sweep.cases import sampled_pairs
 from harness.planning.sweep.cases import single_failures
 from harness.planning.sweep.cases import switch_pairs
-from harness.planning.sweep.engine import CaseEvaluator
-from harness.planning.sweep.engine import CaseResult
-from harness.planning.sweep.engine import Failure
+from harness.planning.sweep.evaluator import CaseEvaluator
+from harness.planning.sweep.records import CaseResult
+from harness.planning.sweep.records import Failure
 
 Progress = Callable[[int, int], None]
 

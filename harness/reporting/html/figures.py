@@ -26,7 +26,7 @@ from harness.errors import BackendError
 
 if TYPE_CHECKING:
     from harness.planning.risk import RiskReport
-    from harness.planning.sweep.engine import CaseResult
+    from harness.planning.sweep.records import CaseResult
     from harness.planning.sweep.run import SweepResult
 
 DPI = 100

@@ -9,7 +9,7 @@ from typing import Any
 
 from harness.fabric.jobs import Job
 from harness.planning.risk import RiskReport
-from harness.planning.risk import StateSummary
+from harness.planning.state_summary import StateSummary
 from harness.reporting.changes import CHANGE
 from harness.reporting.changes import Wording
 from harness.reporting.html.drawing import draw

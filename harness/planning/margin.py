@@ -1,0 +1,189 @@
+"""The N+1 margin of a risk check: every single further failure, judged against the budget.
+
+:func:`evaluate_margin` evaluates the further failures on top of one state
+with the sweep's :class:`~harness.planning.sweep.evaluator.CaseEvaluator` (in
+bulk where it can), judges each against the state before the change, and
+crashes the jobs a reroute as slow as their timeout would take down.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.fabric.jobs import Job
+from harness.fabric.model import Fabric
+from harness.fabric.routing import DEFAULT_FORWARDING
+from harness.fabric.routing import Forwarding
+from harness.fabric.routing import PathRule
+from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.timeline import reroute_fragile
+from harness.observations.expect import Expect
+from harness.planning.budget import RATIO_METRICS
+from harness.planning.budget import BudgetRule
+from harness.planning.state_summary import StateSummary
+from harness.planning.sweep.evaluator import CaseEvaluator
+from harness.planning.sweep.records import CaseResult
+from harness.planning.sweep.records import Failure
+
+DEFAULT_MARGIN_CATEGORIES = ("switches", "cables", "optics", "nics")
+Progress = Callable[[int, int], None]  # (cases done, cases in all)
+MARGIN_CHUNKS = 20  # progress reports per N+1 margin
+
+
+@dataclass(frozen=True)
+class Margin:
+    """The N+1 view of one state: single further failures that break the budget."""
+
+    cases: int
+    breaking: tuple[tuple[CaseResult, tuple[str, ...]], ...]  # ranked, with broken rules
+    by_category: tuple[tuple[str, int, int], ...]  # category, breaking, of total
+
+
+@dataclass(frozen=True, slots=True)
+class MarginRow:
+    """One category of the N+1 table: breaking of candidates, before and after; added."""
+
+    category: str
+    before: int
+    before_of: int
+    after: int
+    after_of: int
+    added: int  # break the budget after the change, not before it
+
+
+def _case_judge(
+    rules: Sequence[BudgetRule], base: StateSummary, added: StateSummary, before: StateSummary
+) -> Callable[[CaseResult, CaseResult], tuple[str, ...]]:
+    """The rules one N+1 case breaks: ``base`` + the case, against ``before``.
+
+    The judge takes the case as evaluated against the state before the change
+    (``rel``) and against the healthy fabric (``abs_``, for ``abs:`` ratio rules).
+    """
+    lost_rel, lost_abs = len(added.jobs_lost), len(base.jobs_lost)
+    pairs_before = before.gpu_pairs_disconnected
+    read: dict[tuple[str, bool], Callable[[CaseResult, CaseResult], float]] = {
+        ("jobs_lost", False): lambda rel, _: lost_rel + len(rel.jobs_lost),
+        ("jobs_lost", True): lambda rel, _: lost_abs + len(rel.jobs_lost),
+        ("gpu_pairs_disconnected", False): lambda rel, _: rel.pairs_disconnected - pairs_before,
+        ("gpu_pairs_disconnected", True): lambda rel, _: rel.pairs_disconnected,
+        ("bandwidth", False): lambda rel, _: rel.min_busbw_ratio,
+        ("bandwidth", True): lambda _, c: c.min_busbw_ratio,
+        ("uplink", False): lambda rel, _: rel.leaf_uplink_ratio,
+        ("uplink", True): lambda _, c: c.leaf_uplink_ratio,
+        ("storage", False): lambda rel, _: rel.storage_ratio,
+        ("storage", True): lambda _, c: c.storage_ratio,
+    }  # bisection is not judged per case
+    Reader = Callable[[CaseResult, CaseResult], float]
+    judged: list[tuple[str, Expect, Reader, dict[float, bool]]] = [
+        (r.describe(), r.expect, read[(r.metric, r.absolute)], {})
+        for r in rules if (r.metric, r.absolute) in read
+    ]  # fmt: skip
+
+    def judge(rel: CaseResult, abs_: CaseResult) -> tuple[str, ...]:
+        out = []
+        for text, expect, get, seen in judged:
+            value = float(get(rel, abs_))
+            ok = seen.get(value)
+            if ok is None:
+                ok = seen[value] = expect.check(value)  # many cases share a value
+            if not ok:
+                out.append(text)
+        return tuple(out)
+
+    return judge
+
+
+def evaluate_margin(
+    fabric: Fabric,
+    *,
+    jobs: Sequence[Job],
+    state: FaultState,
+    summary: StateSummary,
+    added: StateSummary,
+    before: StateSummary,
+    reference: Analysis | None,
+    rules: Sequence[BudgetRule],
+    singles: Sequence[Failure],
+    progress: Progress | None,
+    done: int,
+    total: int,
+    forwarding: Forwarding = DEFAULT_FORWARDING,
+    paths: PathRule = "up-down",
+    reroute_s: float = 0.0,
+) -> Margin:
+    """The N+1 cases on top of ``state``, judged against the state before the change.
+
+    ``reference`` is that state's analysis (None when it is the healthy fabric,
+    then one evaluator serves the relative and the ``abs:`` rules alike).  A
+    further failure is unplanned (a kill, cut or optic): it crashes the running
+    jobs whose timeout is no longer than ``reroute_s`` when it takes a link
+    their traffic uses.
+    """
+    rel_ev = CaseEvaluator(
+        fabric, jobs, state, reference=reference, forwarding=forwarding, paths=paths
+    )
+    rel_ev.prepare()
+    abs_ev = rel_ev
+    if reference is not None and any(r.absolute and r.metric in RATIO_METRICS for r in rules):
+        abs_ev = CaseEvaluator(fabric, jobs, state, forwarding=forwarding, paths=paths)
+        abs_ev.prepare()
+    fragile = reroute_fragile(fabric, jobs, reroute_s, skip=summary.jobs_lost)
+    up = state.element_up
+    cap = state.link_capacity
+    live = [
+        x for x in singles
+        if (up[x.index] if x.kind == "element" else cap[x.index] > 0)
+    ]  # fmt: skip  # what is already down is not a further failure
+    judge = _case_judge(rules, summary, added, before)
+    breaking = []
+    totals: Counter[str] = Counter()
+    hits: Counter[str] = Counter()
+    chunk = max(1, -(-len(live) // MARGIN_CHUNKS))
+    for start in range(0, len(live), chunk):
+        if progress is not None:
+            progress(done + round(start * len(singles) / max(len(live), 1)), total)
+        part = live[start : start + chunk]
+        rel = rel_ev.evaluate_singles(part)  # in bulk where it can: the same results
+        absolute = rel if abs_ev is rel_ev else abs_ev.evaluate_singles(part)
+        for x, c_rel, c_abs_rel in zip(part, rel, absolute, strict=True):
+            c, c_abs = (
+                (_with_reroute_crashes(fabric, r, x, fragile) for r in (c_rel, c_abs_rel))
+                if fragile
+                else (c_rel, c_abs_rel)
+            )
+            cat = x.category(fabric)
+            totals[cat] += 1
+            broken = judge(c, c_abs)
+            if broken:
+                hits[cat] += 1
+                breaking.append((c, broken))
+    breaking.sort(
+        key=lambda item: (
+            -len(item[0].jobs_lost),
+            -item[0].pairs_disconnected,
+            item[0].min_busbw_ratio,
+            item[0].leaf_uplink_ratio,
+        )
+    )
+    by_cat = tuple((k, hits[k], totals[k]) for k in sorted(totals))
+    return Margin(sum(totals.values()), tuple(breaking), by_cat)
+
+
+def _with_reroute_crashes(
+    fabric: Fabric, c: CaseResult, x: Failure, fragile: Mapping[str, frozenset[int]]
+) -> CaseResult:
+    """``c`` with the ``fragile`` jobs whose traffic ``x`` takes away crashed (lost, busbw 0)."""
+    links = {x.index} if x.kind != "element" else set(fabric.links_at(x.index).tolist())
+    hit = [name for name, uses in fragile.items() if name not in c.jobs_lost and links & uses]
+    if not hit:
+        return c
+    why = tuple(f"{name}: crashed while the fabric rerouted around {x.id}" for name in hit)
+    return dataclasses.replace(
+        c, jobs_lost=(*c.jobs_lost, *hit), min_busbw_ratio=0.0, reasons=(*c.reasons, *why)
+    )
