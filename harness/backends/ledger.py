@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib
 import json
 import os
 import secrets
@@ -305,29 +306,8 @@ def kill_process(pid: int, start_ticks: int | None, timeout: float = 3.0) -> boo
     return True
 
 
-def processes_in_netns(inodes: set[int]) -> list[tuple[int, int]]:
-    """(pid, start ticks) of every process living in one of these network namespaces."""
-    out: list[tuple[int, int]] = []
-    if not inodes:
-        return out
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            ino = os.stat(f"/proc/{entry.name}/ns/net").st_ino
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            continue
-        if ino in inodes:
-            start = process_start_ticks(int(entry.name))
-            if start is not None:
-                out.append((int(entry.name), start))
-    return out
-
-
 def clean(*, root: Path | None = None, include_detached: bool = False) -> CleanReport:
     """Remove what dead runs left behind (ledger-driven); live runs are left alone."""
-    from harness.backends.netns import nsutil
-
     root = root or state_root()
     report = CleanReport()
     for rid in run_ids(root):
@@ -339,7 +319,7 @@ def clean(*, root: Path | None = None, include_detached: bool = False) -> CleanR
         if owner.get("detached") and process_alive_owner(owner):
             report.live.append(rid)  # an emulate-up process still holds it
             continue
-        report.removed[rid] = teardown_entries(ledger, nsutil)
+        report.removed[rid] = teardown_entries(ledger)
         ledger.release()
     return report
 
@@ -356,40 +336,25 @@ def _safe_owner(ledger: Ledger) -> dict[str, Any]:
         return {}
 
 
-def teardown_entries(ledger: Ledger, nsutil: Any) -> list[str]:
+#: Who removes each kind of ledger entry that is not a process: the module (imported only
+#: when a ledger holds such entries) whose ``teardown(ledger)`` removes them.  The ledger
+#: itself knows processes, sysctls and files; a backend that creates other objects adds
+#: its kinds here.
+TEARDOWNS: dict[str, str] = {"netns": "harness.backends.netns.teardown"}
+
+
+def teardown_entries(ledger: Ledger) -> list[str]:
     """Remove every object a ledger lists, processes first; returns what was removed.
 
-    Objects inside a namespace (links, qdiscs, ``nft-table`` entries) go with it.
+    The recorded processes are ended first (by PID and start time); then each backend's
+    :data:`TEARDOWNS` module removes its objects (the netns backend: the run's own
+    namespaces, whatever still runs inside them, and what lived in them).
     """
     removed: list[str] = []
-    netns = ledger.entries("netns")
-    created = {e.name: e.data.get("inode") for e in ledger.entries("netns-created")}
-    inodes: set[int] = set()
-    mine: list[str] = []
-    for e in netns:
-        try:
-            ino = os.stat(nsutil.NETNS_RUN_DIR / e.name).st_ino
-        except OSError:
-            continue
-        # recorded before creation under a run-unique name; once created, its inode too
-        if created.get(e.name) in (None, ino):
-            inodes.add(ino)
-            mine.append(e.name)
     for e in ledger.entries("process"):
         if kill_process(int(e.name), e.data.get("start_ticks")):
             removed.append(f"process {e.name} ({e.data.get('what', '')})")
-    for pid, start in processes_in_netns(inodes):
-        if kill_process(pid, start):
-            removed.append(f"process {pid} (in a namespace of run {ledger.run_id})")
-    gone: set[str] = set()
-    for name in mine:
-        if nsutil.delete_netns(name):
-            removed.append(f"netns {name}")
-            gone.add(name)
-    # nftables tables (flaky links' loss) live in a namespace and went with it
-    removed += [
-        f"nft table {e.name} (with netns {e.data.get('netns')})"
-        for e in ledger.entries("nft-table")
-        if e.data.get("netns") in gone
-    ]
+    for kind, module in TEARDOWNS.items():
+        if ledger.entries(kind):
+            removed += importlib.import_module(module).teardown(ledger)
     return removed

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends.ledger import processes_in_netns
 from harness.backends.netns import nsutil
+from harness.backends.netns.teardown import processes_in_netns
 from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric
 

@@ -15,13 +15,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.backends.ledger import processes_in_netns
 from harness.backends.netns import nsutil
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.faults import FaultEngine
 from harness.backends.netns.netlink import MTU
 from harness.backends.netns.probe import probe
 from harness.backends.netns.probe import trace
+from harness.backends.netns.teardown import processes_in_netns
 from harness.errors import BackendError
 from harness.fabric.model import Fabric
 from harness.faults.fault import Fault

@@ -33,6 +33,8 @@ Modules:
                 interactive use.
 ``spawn``       Start a program inside a network namespace, recorded in the ledger before it
                 runs.
+``teardown``    Teardown of the netns backend's ledger entries: the run's namespaces and what
+                lived in them.
 """
 
 from __future__ import annotations

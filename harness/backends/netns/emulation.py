@@ -317,7 +317,7 @@ class Emulation:
             self._ns.close()
             self._ns = None
         if self.ledger is not None:
-            teardown_entries(self.ledger, nsutil)
+            teardown_entries(self.ledger)
             self.ledger.release()
             self.ledger = None
         return time.perf_counter() - t

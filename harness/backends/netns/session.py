@@ -101,7 +101,7 @@ def down(fabric_name: str, root: Path | None = None) -> list[str]:
             continue
         if not owner.get("detached") and process_alive_owner(owner):
             continue  # still being brought up by a live process
-        teardown_entries(ledger, nsutil)
+        teardown_entries(ledger)
         ledger.release()
         done.append(rid)
     if not done:
