@@ -32,7 +32,7 @@ routing cannot detour through a third pod (that is a valley), so pod 1 can
 send pod 2 at most 14 x 32 x 400 Gb/s = 179.2 Tb/s of its 409.6 Tb/s: 0.4375,
 oversubscribed 2.29:1.  Of the 4,950 pod pairs, 1,600 get 0.4375 and only 150
 (pods 25 apart, which share every core) are non-blocking
-(``tests/unit/test_traffic.py``; the ``pod_pair_gbps`` observation).  No
+(``tests/invariants/test_traffic.py``; the ``pod_pair_gbps`` observation).  No
 rewiring fixes that with 64-port cores: a pod has 1,024 core cables, and full
 capacity to every other pod needs every pod to reach the same cores with the
 same number of cables, i.e. 100 cables per core.

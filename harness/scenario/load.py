@@ -65,7 +65,7 @@ from harness.scenario.steps import RawStep
 from harness.scenario.steps import StepChecker
 
 # The raw YAML shapes (what a user writes, before validation).  The key tables
-# the loader checks against come from these, and tests/unit/test_schema.py
+# the loader checks against come from these, and tests/scenario/test_schema.py
 # checks the JSON Schema (harness.scenario.schema) against the same tables.
 # The shapes of a step are in harness.scenario.steps.
 

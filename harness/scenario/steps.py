@@ -46,7 +46,7 @@ from harness.scenario.model import Step
 from harness.scenario.model import WaitStep
 
 # The raw YAML shapes of a step (what a user writes, before validation).  The
-# key tables the checks use come from these, and tests/unit/test_schema.py
+# key tables the checks use come from these, and tests/scenario/test_schema.py
 # checks the JSON Schema (harness.scenario.step_schema) against the same tables.
 
 

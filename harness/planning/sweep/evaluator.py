@@ -32,7 +32,7 @@ case.  :class:`CaseEvaluator` does one linear pass instead:
 What the one pass keeps of the base is in :mod:`.base` (and, for the GPU
 pairs, :mod:`.pairs`); the case records in :mod:`.records`.
 
-The tests compare both paths case by case (``tests/unit/test_sweep.py`` on
+The tests compare both paths case by case (``tests/planning/test_sweep.py`` on
 every case of small fabrics, ``tests/properties/test_prop_sweep.py`` on drawn
 fabrics, faults, jobs, path rules, forwarding models and the bisection).
 """
