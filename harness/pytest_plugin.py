@@ -95,6 +95,8 @@ class ScenarioFailed(Exception):
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add the ``harness_scenarios`` ini globs and the ``--backend`` and ``--save-reproducer``
+    options."""
     parser.addini(
         INI_SCENARIOS,
         type="args",
@@ -119,6 +121,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Keep the backend and scenario globs; point HARNESS_SAVE_REPRODUCER at
+    ``--save-reproducer``."""
     globs = config.getini(INI_SCENARIOS)
     config.stash[STATE_KEY] = HarnessState(
         backend=config.getoption("backend"),
@@ -134,6 +138,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    """Restore HARNESS_SAVE_REPRODUCER as it was before ``pytest_configure``."""
     if SAVED_ENV_KEY in config.stash:
         old = config.stash[SAVED_ENV_KEY]
         if old is None:
@@ -201,6 +206,7 @@ def is_scenario_file(
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:
+    """Collect a scenario file the ini globs match."""
     state = parent.config.stash[STATE_KEY]
     if is_scenario_file(file_path, state.globs_base, state.scenario_globs):
         file: ScenarioFile = ScenarioFile.from_parent(parent, path=file_path)
@@ -212,6 +218,8 @@ class ScenarioFile(pytest.File):
     """A scenario file: one item per scenario in it."""
 
     def collect(self) -> Iterator[ScenarioItem]:
+        """One item per scenario of the file; one that does not run on ``--backend`` is marked
+        skip."""
         backend = self.config.stash[STATE_KEY].backend
         for scenario in load_file(self.path):
             item: ScenarioItem = ScenarioItem.from_parent(
@@ -228,6 +236,7 @@ class ScenarioFile(pytest.File):
     def repr_failure(  # type: ignore[override]  # as pytest's own Collector.repr_failure
         self, excinfo: pytest.ExceptionInfo[BaseException]
     ) -> str | TerminalRepr:
+        """A bad scenario file as its problems, without a traceback."""
         if isinstance(excinfo.value, ScenarioError):
             return f"bad scenario file:\n{excinfo.value}"
         return super().repr_failure(excinfo)
@@ -241,6 +250,8 @@ class ScenarioItem(pytest.Item):
         self.scenario = scenario
 
     def runtest(self) -> None:
+        """Run the scenario on ``--backend``: skip what the backend cannot inject, fail on a
+        failure."""
         result = run_scenario(self.scenario, self.config.stash[STATE_KEY].backend)
         if result.status == "skipped":  # the backend cannot inject this scenario's faults
             pytest.skip(result.error)
@@ -252,6 +263,8 @@ class ScenarioItem(pytest.Item):
         excinfo: pytest.ExceptionInfo[BaseException],
         style: TracebackStyle | None = None,
     ) -> str | TerminalRepr:
+        """A failed scenario as its verdict and explanation; bad input and environment errors as
+        such."""
         err = excinfo.value
         if isinstance(err, ScenarioFailed):
             # The first line is what ``-r`` summaries and JUnit messages show.
@@ -263,5 +276,6 @@ class ScenarioItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int, str]:
+        """Report the scenario at its line in its file."""
         # pytest counts lines from 0 here; Location counts from 1.
         return self.path, max(self.scenario.where.line - 1, 0), f"scenario: {self.name}"

@@ -78,10 +78,12 @@ def _sysctl_path(key: str) -> Path:
 
 
 def read_sysctl(key: str) -> str:
+    """Read a host sysctl (``net.ipv4.ip_forward``) from /proc/sys."""
     return _sysctl_path(key).read_text().strip()
 
 
 def write_sysctl(key: str, value: str | int) -> None:
+    """Write a host sysctl through /proc/sys."""
     _sysctl_path(key).write_text(f"{value}\n")
 
 
@@ -94,10 +96,12 @@ class Entry:
     data: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
+        """The entry as one JSON line."""
         return json.dumps({"kind": self.kind, "name": self.name, **self.data}, sort_keys=True)
 
     @classmethod
     def from_json(cls, line: str) -> Entry:
+        """Read an entry back from its JSON line."""
         raw = json.loads(line)
         return cls(str(raw.pop("kind")), str(raw.pop("name")), raw)
 
@@ -143,6 +147,7 @@ class Ledger:
         tmp.replace(self.dir / "owner.json")
 
     def owner(self) -> dict[str, Any]:
+        """The run's owner record (owner.json): PID, start time, purpose..."""
         data: dict[str, Any] = json.loads((self.dir / "owner.json").read_text())
         return data
 
@@ -159,6 +164,7 @@ class Ledger:
         self.record_many([Entry(kind, name, data)])
 
     def record_many(self, entries: list[Entry]) -> None:
+        """Append entries in one write, synced before the objects are made."""
         if not entries:
             return
         text = "".join(e.to_json() + "\n" for e in entries)
@@ -170,6 +176,7 @@ class Ledger:
             os.close(fd)
 
     def entries(self, kind: str | None = None) -> list[Entry]:
+        """The recorded entries, of one kind or all, in the order written."""
         try:
             lines = self._path.read_text().splitlines()
         except FileNotFoundError:
@@ -178,9 +185,11 @@ class Ledger:
         return [e for e in out if kind is None or e.kind == kind]
 
     def names(self, kind: str) -> set[str]:
+        """The names of every recorded object of a kind."""
         return {e.name for e in self.entries(kind)}
 
     def owns(self, kind: str, name: str) -> bool:
+        """Whether this run recorded the object ``name`` of ``kind``."""
         return name in self.names(kind)
 
     def refuse_unowned(self, kind: str, name: str) -> None:
@@ -193,6 +202,8 @@ class Ledger:
             raise BackendError(msg)
 
     def track_process(self, pid: int, what: str) -> None:
+        """Record a process this run started, with its start time (no reused PID is ever
+        signalled)."""
         self.record("process", str(pid), start_ticks=process_start_ticks(pid), what=what)
 
     # -- host-wide settings -----------------------------------------------------
@@ -259,6 +270,7 @@ def release_sysctls(run_dir: Path) -> None:
 
 
 def run_ids(root: Path | None = None) -> list[str]:
+    """The ids of the runs with a ledger under ``root`` (default the state root), sorted."""
     root = root or state_root()
     try:
         return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "owner.json").exists())
@@ -287,6 +299,7 @@ class CleanReport:
 
     @property
     def anything(self) -> bool:
+        """Whether anything was removed."""
         return any(self.removed.values())
 
 
@@ -325,6 +338,7 @@ def clean(*, root: Path | None = None, include_detached: bool = False) -> CleanR
 
 
 def process_alive_owner(owner: dict[str, Any]) -> bool:
+    """Whether the process an owner record names still runs (the same process, not a reused PID)."""
     start = owner.get("start_ticks")
     return start is not None and process_alive(int(owner["pid"]), int(start))
 

@@ -199,6 +199,7 @@ class MeasurePlan:
 
     @property
     def empty(self) -> bool:
+        """Whether the plan measures nothing at all."""
         return not (
             self.probes
             or self.paths
@@ -220,6 +221,7 @@ class MeasurePlan:
         return frozenset(k for k, v in asked if v)
 
     def describe(self) -> str:
+        """What the plan measures, in a few words (``"12 probes, 2 jobs"``)."""
         parts = [
             f"{len(self.probes):,} probes" if self.probes else "",
             f"{len(self.paths)} traced paths" if self.paths else "",
@@ -331,9 +333,11 @@ class Measurements:
         return {(p.src, p.dst): p for p in self.paths}
 
     def path(self, src: str, dst: str) -> TracedPath | None:
+        """The path traced from ``src`` to ``dst`` (this direction only), if it was measured."""
         return self._paths.get((src, dst))
 
     def flow_group(self, name: str) -> tuple[Flow, ...]:
+        """The flows of one flow group, in order."""
         return tuple(f for f in self.flows if f.group == name)
 
     @cached_property
@@ -341,6 +345,7 @@ class Measurements:
         return {j.name: j for j in self.jobs}
 
     def job(self, name: str) -> JobRun | None:
+        """The run of the named job, if it was measured."""
         return self._jobs.get(name)
 
     @cached_property
@@ -348,6 +353,7 @@ class Measurements:
         return {s.link: s for s in self.links}
 
     def link(self, link_id: str) -> LinkState | None:
+        """The state of one link, if it was measured."""
         return self._links.get(link_id)
 
     @cached_property

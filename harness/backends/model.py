@@ -52,6 +52,7 @@ class ModelBackend(Closes):
 
     @property
     def state(self) -> FaultState:
+        """The fault state (raises BackendError before ``apply``)."""
         if self._state is None:
             msg = "model backend: apply(fabric) first"
             raise BackendError(msg)
@@ -72,10 +73,12 @@ class ModelBackend(Closes):
         self._uses = traffic_of(fabric, self._jobs)
 
     def inject(self, fault: AppliedFault) -> None:
+        """Add the fault to the state; the jobs' timeline sees the change."""
         self._state = self.state.inject(fault)
         self._advance(fault)
 
     def revert(self, fault: AppliedFault) -> None:
+        """Remove the fault from the state; the jobs' timeline sees the change."""
         self._state = self.state.revert(fault)
         self._advance(None)
 
@@ -94,12 +97,15 @@ class ModelBackend(Closes):
                                           self._routing.reroute, self._uses)  # fmt: skip
 
     def wait(self, seconds: float) -> None:
+        """Advance the jobs' timeline by ``seconds`` with the faults as they are."""
         self._timeline = self._timeline.after(seconds, cut_off(self._current())[0])
 
     def restart(self, jobs: Sequence[str]) -> None:
+        """Restart the named jobs on the timeline."""
         self._timeline = self._timeline.restarted(jobs, cut_off(self._current())[0])
 
     def settle(self, timeout: float) -> float:
+        """The model converges at once: 0 s (raises BackendError before ``apply``)."""
         self.state  # noqa: B018  (raises before apply)
         return 0.0
 
@@ -108,12 +114,14 @@ class ModelBackend(Closes):
         return Observation.from_state(self.state, self.name)
 
     def measure(self, plan: MeasurePlan) -> Measurements:
+        """Predict what ``plan`` names from the analysis of the current state."""
         a = self._current()
         if plan.jobs:
             self._timeline = self._timeline.observed()  # watched for their timeout
         return predict_measurements(a, plan, self.name, self._timeline)
 
     def close(self) -> None:
+        """Revert every fault: the state is the healthy fabric again."""
         if self._state is not None:
             self._state = FaultState.healthy(self._state.fabric)
 

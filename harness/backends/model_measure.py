@@ -44,10 +44,12 @@ def _nic(a: Analysis, nic_id: str) -> int:
 
 
 def predict_probe(a: Analysis, src: str, dst: str) -> Probe:
+    """Predict whether two NICs reach each other."""
     return Probe(src, dst, a.nic_reaches(_nic(a, src), _nic(a, dst)))
 
 
 def predict_path(a: Analysis, src: str, dst: str) -> TracedPath:
+    """Predict the route from ``src`` to ``dst`` (incomplete and empty when there is none)."""
     route = a.nic_route(_nic(a, src), _nic(a, dst))
     if route is None:
         return TracedPath(src, dst, (), complete=False)
@@ -119,6 +121,7 @@ def predict_job(a: Analysis, name: str, timeline: Timeline | None = None) -> Job
 
 
 def predict_link(a: Analysis, link_id: str) -> LinkState:
+    """Predict a link's state: up when its capacity is above 0."""
     i = a.fabric.link_index.get(link_id)
     if i is None:
         msg = f"{link_id!r} is not a link of fabric {a.fabric.name!r}"

@@ -44,6 +44,7 @@ class Closes:
     """A context manager that calls ``close()`` on the way out (what every backend is)."""
 
     def close(self) -> None:
+        """Release everything the object holds (each subclass says what)."""
         raise NotImplementedError
 
     def __enter__(self) -> Self:

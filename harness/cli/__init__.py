@@ -161,6 +161,7 @@ def package_version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``harness`` argument parser: every subcommand, with shell completion."""
     import shtab
 
     parser = argparse.ArgumentParser(

@@ -31,6 +31,7 @@ from harness.words import plural
 
 # -- harness audit --------------------------------------------------------------------
 def configure_audit(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``harness audit``."""
     p.add_argument(
         "dump",
         type=Path,
@@ -63,6 +64,8 @@ def configure_audit(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
+    """``harness audit``: compare a live dump with its design, then the N+1 margin of what
+    differs."""
     from harness.importers import load_dump
     from harness.planning.audit.diff import diff_fabrics
 
@@ -155,6 +158,7 @@ EXPORT_FORMATS = ("containerlab", "graphml", "ibsim", "slurm")
 
 
 def configure_export(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``harness export``."""
     p.add_argument(
         "fabric",
         metavar="FABRIC",
@@ -179,6 +183,7 @@ def configure_export(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    """``harness export``: write a fabric (a preset, a file or a dump) in another tool's format."""
     from harness.exporters.containerlab import to_containerlab
     from harness.exporters.graphml import to_graphml
     from harness.exporters.ibsim import to_ibsim_net

@@ -43,6 +43,7 @@ FABRIC_RULE = (
 
 
 def stdout_console() -> Console:
+    """A console on the current ``sys.stdout``."""
     # Made per call, so tests that capture sys.stdout see the output.
     return make_console(sys.stdout)
 
@@ -68,10 +69,12 @@ def progress_bar(label: str, unit: str) -> ProgressReporter:
 
 
 def print_note(message: str) -> None:
+    """Print ``note: ...`` to stderr."""
     print(f"note: {message}", file=sys.stderr)
 
 
 def add_report(p: argparse.ArgumentParser) -> None:
+    """Add ``--report DIR`` (the HTML report)."""
     p.add_argument(
         "--report",
         type=Path,
@@ -81,10 +84,12 @@ def add_report(p: argparse.ArgumentParser) -> None:
 
 
 def wrote_report(page: Path) -> None:
+    """Say where the HTML report was written."""
     print_note(f"wrote the HTML report {page}")
 
 
 def routing_arg(value: str) -> Control:
+    """Parse ``--routing``: a control plane (argparse's error for an unknown one)."""
     try:
         return control_of(value)
     except ScenarioError as err:
@@ -92,6 +97,7 @@ def routing_arg(value: str) -> Control:
 
 
 def add_forwarding(p: argparse.ArgumentParser) -> None:
+    """Add ``--forwarding`` (how switches spread flows over live uplinks)."""
     p.add_argument(
         "--forwarding",
         choices=FORWARDINGS,
@@ -120,6 +126,7 @@ def _file_routing(fabric: str) -> Routing | None:
 
 
 def add_reroute(p: argparse.ArgumentParser) -> None:
+    """Add ``--reroute`` (how long a failure stalls the running jobs)."""
     p.add_argument(
         "--reroute",
         type=_reroute_arg,

@@ -20,6 +20,7 @@ def _bfd_arg(value: str) -> str:
 
 
 def configure_emulate(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``harness emulate``."""
     p.add_argument("action", choices=("up", "down", "status"), help="bring up, take down, list")
     p.add_argument("fabric", nargs="?", help="a preset name or fabric file (up, down)")
     p.add_argument(
@@ -37,6 +38,7 @@ def configure_emulate(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_emulate(args: argparse.Namespace) -> int:
+    """``harness emulate up|down|status``: leave a netns emulation up, take it down, list them."""
     from harness.backends.netns import session
 
     if args.action == "status":
@@ -66,6 +68,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
 
 
 def configure_clean(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``harness clean``."""
     p.add_argument(
         "--include-emulations",
         action="store_true",
@@ -74,6 +77,8 @@ def configure_clean(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
+    """``harness clean``: remove what dead runs left behind (``--include-emulations``: and the
+    emulations left up)."""
     from harness.backends.ledger import clean
 
     report = clean(include_detached=args.include_emulations)

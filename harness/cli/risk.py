@@ -31,6 +31,7 @@ from harness.reporting.risk_json import to_json as risk_json
 
 
 def configure_risk(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``harness risk``."""
     p.add_argument(
         "fabric", metavar="FABRIC", help="a preset name or a fabric file: " + FABRIC_RULE
     )
@@ -86,6 +87,7 @@ def configure_risk(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_risk(args: argparse.Namespace) -> int:
+    """``harness risk``: the N+1 margin after a change; fails when the change is not safe."""
     fabric = resolve_fabric(args.fabric)
     jobs = resolve_jobs(load_jobs(args.jobs), fabric)
     state, notes = state_faults(fabric, args.state)

@@ -70,6 +70,7 @@ def load_all(paths: Sequence[Path]) -> Loaded:
 
 # -- harness run ----------------------------------------------------------------------
 def configure_run(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``harness run``."""
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH",
                    help="scenario files or directories (searched for *.yaml, *.yml)")  # fmt: skip
     available = available_backends()
@@ -159,6 +160,7 @@ def _run_one(
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """``harness run``: run the selected scenarios on a backend; the exit code says how it went."""
     start = time.perf_counter()
     backend: str = args.backend
     files, scenarios, load_errors = load_all(args.paths)
@@ -234,6 +236,7 @@ def _nothing_matched(args: argparse.Namespace, files: int) -> str:
 
 # -- harness validate -------------------------------------------------------------------
 def configure_validate(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``harness validate``."""
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH",
                    help="scenario files or directories (searched for *.yaml, *.yml)")  # fmt: skip
     p.add_argument("--json", action="store_true",
@@ -241,6 +244,7 @@ def configure_validate(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    """``harness validate``: load and prepare every scenario without running one."""
     # Builds every fabric and resolves every selector, job, restore and expectation
     # argument (harness.scenario.prepare, the step `run` takes before injecting).
     result = validate(*load_all(args.paths))

@@ -20,6 +20,7 @@ from harness.reporting.fabric_view import print_fabric
 
 
 def configure_show(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``harness show``."""
     p.add_argument("fabric", nargs="?", metavar="FABRIC",
                    help="a preset name (see --list) or a fabric file: " + FABRIC_RULE)  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -54,6 +55,7 @@ def preset_descriptions() -> dict[str, str]:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    """``harness show``: a fabric's summary, or the list of presets."""
     console = stdout_console()
     if args.list:
         descriptions = preset_descriptions()

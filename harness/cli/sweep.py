@@ -35,6 +35,7 @@ from harness.reporting.sweep_files import write_csv
 
 
 def configure_sweep(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``harness sweep``."""
     p.add_argument(
         "fabric", metavar="FABRIC", help="a preset name or a fabric file: " + FABRIC_RULE
     )
@@ -97,6 +98,8 @@ def configure_sweep(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    """``harness sweep``: every failure case of the chosen elements, and what each costs the
+    jobs."""
     fabric = resolve_fabric(args.fabric)
     jobs = load_jobs(args.jobs)
     resolve_jobs(jobs, fabric)  # bad job patterns are bad input, before any work

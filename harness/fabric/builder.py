@@ -117,6 +117,7 @@ class FabricBuilder:
         return i
 
     def spec_index(self, spec: NodeSpec) -> int:
+        """The index of a server model in the fabric's list of models (added when new)."""
         if spec not in self._spec_idx:
             self._spec_idx[spec] = len(self._specs)
             self._specs.append(spec)
@@ -204,6 +205,7 @@ class FabricBuilder:
         return True
 
     def ports_used(self, e: int) -> int:
+        """The highest port number handed out on element ``e`` so far."""
         return self._next_port[e] - 1
 
     # -- servers -----------------------------------------------------------
@@ -252,6 +254,7 @@ class FabricBuilder:
 
     # -- result ------------------------------------------------------------
     def build(self, name: str, *, tiers: int, params: dict[str, Any] | None = None) -> Fabric:
+        """The fabric built from everything added, named ``name``."""
         return Fabric(
             name=name,
             ids=tuple(self.ids),

@@ -325,6 +325,10 @@ def _links(c: Checker, raw: Any) -> list[_Link]:
 def build_explicit(
     c: Checker, data: Mapping[str, Any], default_name: str, overrides: dict[str, Any]
 ) -> Fabric:
+    """Build the fabric an explicit fabric file lists, element by element and cable by cable.
+
+    Problems go to ``c``; ``overrides`` (only generator files take them) is one.
+    """
     for k in data:
         if k in GENERATOR_FORM_KEYS and k not in EXPLICIT_FORM_KEYS:
             c.add(

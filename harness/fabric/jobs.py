@@ -87,6 +87,7 @@ class JobSpec:
 
     @classmethod
     def parse(cls, raw: Any) -> JobSpec:
+        """Parse one job entry of a scenario or jobs file (``per-su`` or a mapping)."""
         if raw == "per-su":
             return cls(per_su=True)
         if not isinstance(raw, dict):

@@ -60,6 +60,7 @@ class Kind(enum.IntEnum):
 
     @property
     def label(self) -> str:
+        """The kind as written in files (``nvswitch``, ``pcie-switch``)."""
         return self.name.lower().replace("_", "-")
 
 
@@ -83,10 +84,13 @@ class LinkKind(enum.IntEnum):
 
     @property
     def label(self) -> str:
+        """The link kind as written in files (lower case, ``-`` for ``_``)."""
         return self.name.lower().replace("_", "-")
 
     @property
     def is_cable(self) -> bool:
+        """Whether links of this kind are cables between boxes (access and above), not in-box
+        links."""
         return self >= LinkKind.ACCESS
 
 
@@ -154,6 +158,7 @@ class Link:
 
     @property
     def is_cable(self) -> bool:
+        """Whether the link is a cable (see :attr:`LinkKind.is_cable`)."""
         return self.kind.is_cable
 
 
@@ -205,10 +210,12 @@ class Fabric:
     # -- sizes -------------------------------------------------------------
     @property
     def n_elements(self) -> int:
+        """The number of elements."""
         return len(self.ids)
 
     @property
     def n_links(self) -> int:
+        """The number of links."""
         return int(self.link_a.shape[0])
 
     @cached_property
@@ -217,10 +224,12 @@ class Fabric:
         return {eid: i for i, eid in enumerate(self.ids)}
 
     def indices_of_kind(self, *kinds: Kind) -> IntArray:
+        """The indices of the elements of these kinds, in index order."""
         mask = np.isin(self.kind, np.array([int(k) for k in kinds], dtype=np.int8))
         return np.flatnonzero(mask).astype(np.int32)
 
     def links_of_kind(self, *kinds: LinkKind) -> IntArray:
+        """The indices of the links of these kinds, in index order."""
         mask = np.isin(self.link_kind, np.array([int(k) for k in kinds], dtype=np.int8))
         return np.flatnonzero(mask).astype(np.int32)
 
@@ -231,39 +240,48 @@ class Fabric:
 
     @cached_property
     def servers(self) -> IntArray:
+        """The indices of the servers."""
         return self.indices_of_kind(Kind.NODE)
 
     @cached_property
     def gpus(self) -> IntArray:
+        """The indices of the GPUs."""
         return self.indices_of_kind(Kind.GPU)
 
     @cached_property
     def nics(self) -> IntArray:
+        """The indices of the NICs."""
         return self.indices_of_kind(Kind.NIC)
 
     @cached_property
     def leaves(self) -> IntArray:
+        """The indices of the leaf switches."""
         return self.indices_of_kind(Kind.LEAF)
 
     @cached_property
     def spines(self) -> IntArray:
+        """The indices of the spine switches."""
         return self.indices_of_kind(Kind.SPINE)
 
     @cached_property
     def cores(self) -> IntArray:
+        """The indices of the core switches."""
         return self.indices_of_kind(Kind.CORE)
 
     @cached_property
     def rails(self) -> int:
+        """The number of rails (the highest NIC rail plus one)."""
         nic_rails = self.rail[self.nics]
         return int(nic_rails.max()) + 1 if nic_rails.size else 0
 
     @cached_property
     def n_sus(self) -> int:
+        """The number of scalable units (the highest SU number)."""
         return int(self.su.max()) if self.n_elements else 0
 
     # -- views -------------------------------------------------------------
     def element(self, key: int | str) -> Element:
+        """One element by index or id, as a record."""
         i = self.index[key] if isinstance(key, str) else int(key)
         return Element(
             index=i,
@@ -279,6 +297,7 @@ class Fabric:
         )
 
     def link(self, i: int) -> Link:
+        """One link by index, as a record."""
         return Link(
             index=i,
             id=self.link_id(i),
@@ -292,6 +311,7 @@ class Fabric:
         )
 
     def link_id(self, i: int) -> str:
+        """A link's id: ``A:PORT--B:PORT`` for a cable, ``A--B`` for an in-box link."""
         a, b = self.ids[self.link_a[i]], self.ids[self.link_b[i]]
         if LinkKind(int(self.link_kind[i])).is_cable:
             return f"{a}:{self.link_a_port[i]}--{b}:{self.link_b_port[i]}"
@@ -299,10 +319,12 @@ class Fabric:
 
     @cached_property
     def link_ids(self) -> tuple[str, ...]:
+        """Every link's id, in index order."""
         return tuple(self.link_id(i) for i in range(self.n_links))
 
     @cached_property
     def link_index(self) -> dict[str, int]:
+        """Link id -> link index."""
         return {lid: i for i, lid in enumerate(self.link_ids)}
 
     @cached_property
@@ -320,6 +342,7 @@ class Fabric:
         return {p: i for i, p in enumerate(self.port_index)}
 
     def port_id(self, link: int, end: int) -> str:
+        """The port id ``ELEMENT:PORT`` at end ``end`` (0 for a, 1 for b) of a link."""
         if end == 0:
             return f"{self.ids[self.link_a[link]]}:{self.link_a_port[link]}"
         return f"{self.ids[self.link_b[link]]}:{self.link_b_port[link]}"
@@ -336,6 +359,7 @@ class Fabric:
         return {int(self.parent[g[0]]): g for g in groups if g.size}
 
     def parts_of(self, server: int, kind: Kind | None = None) -> IntArray:
+        """A server's parts, of one kind or all."""
         parts = self.children.get(server, np.empty(0, dtype=np.int32))
         if kind is None:
             return parts
@@ -363,10 +387,12 @@ class Fabric:
         return _frozen(offsets), _frozen(links[order])
 
     def links_at(self, element: int) -> IntArray:
+        """The indices of the links at an element."""
         offsets, links = self.incident
         return links[offsets[element] : offsets[element + 1]]
 
     def other_end(self, link: int, element: int) -> int:
+        """The element at the other end of ``link`` from ``element``."""
         a = int(self.link_a[link])
         return int(self.link_b[link]) if a == element else a
 
@@ -393,6 +419,7 @@ class Fabric:
         }
 
     def iter_elements(self, kind: Kind | None = None) -> Iterator[Element]:
+        """Every element (of one kind or all) as a record, in index order."""
         idx = range(self.n_elements) if kind is None else self.indices_of_kind(kind).tolist()
         for i in idx:
             yield self.element(i)

@@ -63,6 +63,7 @@ class NodeTemplate:
         return tmpl
 
     def check(self) -> None:
+        """Raise FabricDesignError unless the fields are in bounds and fit together."""
         s = self.spec
         problems = [
             p
@@ -89,10 +90,12 @@ class NodeTemplate:
             raise FabricDesignError("; ".join(problems))
 
     def gpus_of_pcie(self, k: int) -> range:
+        """The GPUs behind PCIe switch ``k``."""
         per = self.spec.gpus // self.spec.pcie_switches
         return range(k * per, (k + 1) * per)
 
     def pcie_of_nic(self, r: int) -> int:
+        """The PCIe switch rail NIC ``r`` sits behind."""
         s = self.spec
         if s.rails >= s.pcie_switches:
             return r // (s.rails // s.pcie_switches)
@@ -113,6 +116,7 @@ class NodeTemplate:
         return k // (s.pcie_switches // s.rails)
 
     def cpu_of_pcie(self, k: int) -> int:
+        """The CPU PCIe switch ``k`` hangs off."""
         return k * self.cpus // self.spec.pcie_switches
 
 

@@ -87,6 +87,7 @@ PRESETS: dict[str, PresetSpec] = {
 
 
 def preset_params(name: str) -> PresetSpec:
+    """A preset's parameters (FabricDesignError names the nearest preset for an unknown one)."""
     try:
         return PRESETS[name]
     except KeyError:

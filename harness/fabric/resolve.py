@@ -36,6 +36,7 @@ class FabricRef:
     where: Location = Location()
 
     def describe(self) -> str:
+        """The fabric in words: the preset, file or generator, and the parameters."""
         base = self.preset or (str(self.file) if self.file else f"generator {self.generator}")
         if self.params:
             base += " (" + ", ".join(f"{k}={v}" for k, v in self.params) + ")"

@@ -37,6 +37,8 @@ from harness.faults.selectors import resolve
 
 
 class FaultKind(enum.Enum):
+    """What a fault does: kill, drain, cut, optic, degrade, bond-member or flaky."""
+
     KILL = "kill"
     DRAIN = "drain"
     CUT = "cut"
@@ -166,6 +168,7 @@ class Fault:
                    sender=sender)  # fmt: skip
 
     def describe(self) -> str:
+        """The fault in words, as written (``degrade spine-01 to 0.5 of its speed``)."""
         if self.loss is not None:
             way = f" of the packets sent by {self.sender}" if self.sender else " both ways"
             return f"{self.kind.value} {self.target.describe()} losing {percent(self.loss)}{way}"
@@ -317,6 +320,7 @@ class AppliedFault:
     loss: tuple[tuple[float, float], ...] = ()  # flaky, per link: (a sends, b sends) lost
 
     def targets(self, fabric: Fabric, limit: int = 6) -> str:
+        """The fault's targets by id, the first ``limit`` of them and how many more."""
         names = (
             list(self.ports)
             or [fabric.ids[i] for i in self.elements]
@@ -326,6 +330,7 @@ class AppliedFault:
         return head + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
     def describe(self, fabric: Fabric) -> str:
+        """What injecting the fault did, in words (``killed spine-05``)."""
         text = f"{self.fault.kind.verb} {self.targets(fabric)}"
         if self.fault.loss is not None:
             lost = percent(self.fault.loss)
@@ -347,9 +352,11 @@ class FaultState:
 
     @classmethod
     def healthy(cls, fabric: Fabric) -> FaultState:
+        """The state with no fault applied."""
         return cls(fabric)
 
     def inject(self, fault: Fault | AppliedFault, fabric: Fabric | None = None) -> FaultState:
+        """The state with one more fault (a :class:`Fault` is resolved on ``fabric`` first)."""
         fab = fabric or self.fabric
         applied = fault.resolve(fab) if isinstance(fault, Fault) else fault
         return FaultState(self.fabric, (*self.applied, applied))
@@ -366,6 +373,7 @@ class FaultState:
 
     @property
     def is_healthy(self) -> bool:
+        """Whether no fault is applied."""
         return not self.applied
 
     @cached_property

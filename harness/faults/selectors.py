@@ -74,6 +74,7 @@ class Selector:
     union: tuple[Selector, ...] = ()
 
     def describe(self) -> str:
+        """The selector in words (ids, globs, keys, ``between``...; ``everything`` when empty)."""
         if self.union:
             return " + ".join(s.describe() for s in self.union)
         parts = [*self.ids, *self.globs]
@@ -464,6 +465,7 @@ def select(raw: Any, fabric: Fabric, domain: Domain = Domain.ELEMENTS) -> list[s
 
 
 def as_selector(value: Selector | str | Sequence[str] | dict[str, Any]) -> Selector:
+    """A selector from a selector, a string, a list of strings or a mapping."""
     if isinstance(value, Selector):
         return value
     return parse_selector(list(value) if isinstance(value, tuple) else value)

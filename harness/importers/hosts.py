@@ -49,17 +49,34 @@ class NicLike(Protocol):
     """What this module needs of a NIC record (``records.RawNic``)."""
 
     @property
-    def key(self) -> str: ...
+    def key(self) -> str:
+        """The NIC's key in the file (what its cables name)."""
+        ...
+
     @property
-    def desc(self) -> str: ...
+    def desc(self) -> str:
+        """The node description the NIC reports."""
+        ...
+
     @property
-    def line(self) -> int: ...
+    def line(self) -> int:
+        """The line of the file that states it."""
+        ...
+
     @property
-    def host(self) -> str | None: ...
+    def host(self) -> str | None:
+        """The server name, when the file states it."""
+        ...
+
     @property
-    def index(self) -> int | None: ...
+    def index(self) -> int | None:
+        """The device index, when the file states it."""
+        ...
+
     @property
-    def sysimg(self) -> str | None: ...
+    def sysimg(self) -> str | None:
+        """The system image GUID, when the file states it."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

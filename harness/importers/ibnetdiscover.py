@@ -94,6 +94,7 @@ class IbTopology:
     nodes: tuple[IbNode, ...]
 
     def node(self, node_id: str) -> IbNode:
+        """The node with this id (KeyError when there is none)."""
         for n in self.nodes:
             if n.id == node_id:
                 return n

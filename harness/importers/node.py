@@ -69,6 +69,7 @@ class NodeTopology:
         return tuple(out)
 
     def storage_nics(self) -> tuple[int, ...]:
+        """The NICs that are not rail NICs (storage, front end), by index."""
         rails = set(self.rail_nics())
         return tuple(n for n in range(len(self.nics)) if n not in rails)
 

@@ -94,6 +94,7 @@ class InferenceRules:
         object.__setattr__(self, "rails", MappingProxyType(dict(self.rails)))
 
     def role_by_name(self, name: str) -> Role | None:
+        """The role a switch's name gives (core, spine, leaf, tried in that order), if any."""
         for role, pattern in (("core", self.core_pattern), ("spine", self.spine_pattern),
                               ("leaf", self.leaf_pattern)):  # fmt: skip
             rx = compile_pattern(role, pattern)

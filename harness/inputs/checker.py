@@ -150,6 +150,7 @@ class Checker:
         self.problems: list[Problem] = list(doc.problems)
 
     def add(self, message: str, path: KeyPath, *, key: bool = False) -> None:
+        """Record a problem at ``path`` (at the key itself when ``key``)."""
         line, column = self.doc.position(path, key=key)
         self.problems.append(Problem(message, self.doc.path, line, column, key_text(path)))
 
@@ -172,12 +173,15 @@ class Checker:
         return ok
 
     def mapping(self, raw: Any, path: KeyPath, what: str) -> dict[str, Any] | None:
+        """``raw`` when it is a mapping, else record a problem and return None."""
         if isinstance(raw, dict):
             return raw
         self.add(f"{what} must be a mapping (key: value lines), not {type_word(raw)}", path)
         return None
 
     def name(self, raw: Any, path: KeyPath, what: str) -> str:
+        """``raw`` as a name, with a problem recorded when it is not a valid one (``""`` if no
+        string)."""
         if not isinstance(raw, str) or not raw:
             self.add(f"{what} must be a name such as 'one-spine-left', not {type_word(raw)}", path)
             return ""
@@ -196,6 +200,7 @@ class Checker:
         raise AssertionError(message)  # pragma: no cover - raise_if_any raised
 
     def raise_if_any(self, cls: type[ScenarioError] = ScenarioError) -> None:
+        """Raise ``cls`` with every problem recorded, unique and in file order, if there is any."""
         if self.problems:
             unique = list(dict.fromkeys(self.problems))
             unique.sort(key=lambda p: (p.line, p.column))

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Location:
+    """Where something was written: file, line and column (line 0: the file only)."""
+
     path: str = ""
     line: int = 0
     column: int = 0

@@ -41,9 +41,11 @@ class XmlDoc:
     lines: dict[int, int]  # id(element) -> 1-based line
 
     def line(self, el: ET.Element) -> int:
+        """The 1-based line an element starts on (0 when unknown)."""
         return self.lines.get(id(el), 0)
 
     def problem(self, el: ET.Element, message: str) -> ScenarioError:
+        """A :class:`ScenarioError` placed at the line of ``el``."""
         return ScenarioError(Problem(message, self.path, self.line(el), 1))
 
     def int_attr(

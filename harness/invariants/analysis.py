@@ -110,13 +110,16 @@ class Analysis:
     # -- topology ----------------------------------------------------------------
     @property
     def up(self) -> npt.NDArray[np.bool_]:
+        """Per element: whether it is up."""
         return self.obs.element_up
 
     @property
     def cap(self) -> npt.NDArray[np.float64]:
+        """Per link: its live capacity (0 when down)."""
         return self.obs.link_capacity
 
     def live(self, link: int) -> bool:
+        """Whether a link has capacity left."""
         return bool(self.cap[link] > 0)
 
     def link_loss(self, link: int, sender: int) -> float:
@@ -249,6 +252,7 @@ class Analysis:
         return connectivity.gpu_reach(self.fabric, self)
 
     def gpu_comps(self, gpu: int, *, pxn: bool = False) -> frozenset[int]:
+        """The NIC components a GPU reaches (through its own NIC, or with PXN)."""
         return self.gpu_reach[1 if pxn else 0][gpu]
 
     def gpu_pairs_disconnected(self, *, pxn: bool = False) -> int:
@@ -299,6 +303,7 @@ class Analysis:
     # -- jobs ------------------------------------------------------------------
     @cached_property
     def verdicts(self) -> tuple[JobVerdict, ...]:
+        """The verdict on every job, in job order (cached)."""
         return tuple(self.judge(job) for job in self.jobs)
 
     def judge(self, job: Job) -> JobVerdict:
@@ -314,6 +319,7 @@ class Analysis:
         return verdicts.explain_nic(self.fabric, self.obs, nic, paths=self.paths)
 
     def jobs_lost(self) -> list[str]:
+        """The names of the jobs lost."""
         return [v.name for v in self.verdicts if v.lost]
 
     def job(self, name: str | None) -> Job:
@@ -371,6 +377,7 @@ class Analysis:
         return capacity.intra_gbs(self.fabric, self.obs, self, self.nvlink_rates, gpu)
 
     def node_nic_gbs(self, server: int) -> float:
+        """A server's live NIC bandwidth, its NICs' rates summed (0 when the server is down)."""
         if not self.up[server]:
             return 0.0
         return sum(float(self.nic_rates[n]) for n in self.parts(server, Kind.NIC))
@@ -418,6 +425,7 @@ class Analysis:
         )  # fmt: skip
 
     def job_busbw_ratio(self, job: Job, collective: Collective | None = None) -> float:
+        """A job's bus bandwidth over the healthy fabric's (0 when the healthy one is 0)."""
         base = self.healthy.job_busbw_gbs(job, collective)
         return self.job_busbw_gbs(job, collective) / base if base else 0.0
 
@@ -428,6 +436,7 @@ class Analysis:
         return storage.storage_bonds(self.fabric, self.obs)
 
     def storage_gbps(self, server: int) -> float:
+        """A server's live storage bond Gb/s (0 when the server is down)."""
         return storage.storage_gbps(self.obs, self.storage_bonds[0], server)
 
     @cached_property

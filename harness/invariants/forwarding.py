@@ -95,6 +95,7 @@ class Resources:
         self.pair = self.pod_down + self.p
 
     def capacity(self, ids: IntArray) -> FloatArray:
+        """The live Gb/s of each resource id (link directions and pooled capacities)."""
         net = self.net
         out = np.zeros(ids.size)
         cable = ids < self.leaf_up
@@ -110,6 +111,7 @@ class Resources:
         return out
 
     def describe(self, rid: int) -> str:
+        """A resource id in words (``cable ID (up)``, ``LEAF uplinks (down)``...)."""
         f = self.net.fabric
         if rid < self.leaf_up:
             link, down = divmod(rid, 2)

@@ -44,11 +44,13 @@ class Network:
         cap: FloatArray,
         nic_rate: FloatArray,
     ) -> Network:
+        """The network of a fabric's element states, link capacities and NIC rates."""
         return cls(fabric, up, cap, nic_rate)
 
     # fabric tables (wiring only) ---------------------------------------------------
     @cached_property
     def server_row(self) -> IntArray:
+        """Element index -> its row among the servers (-1 for what is no server)."""
         f = self.fabric
         row = np.full(f.n_elements, -1, dtype=np.int64)
         row[f.servers] = np.arange(f.servers.size)
@@ -101,6 +103,7 @@ class Network:
 
     @cached_property
     def pods(self) -> int:
+        """The number of pods (1 unless the fabric has three tiers)."""
         return int(self.fabric.pod.max()) + 1 if self.fabric.tiers == 3 else 1
 
     # live state ------------------------------------------------------------------
@@ -156,6 +159,7 @@ class Network:
         return out
 
     def live_links(self, links: IntArray) -> IntArray:
+        """The links of ``links`` that have capacity left."""
         return links[self.cap[links] > 0]
 
     @cached_property

@@ -98,9 +98,11 @@ class JobFate:
 
     @property
     def crashed_at(self) -> float | None:
+        """When the job crashed (None unless it did)."""
         return self.since if self.state == "crashed" else None
 
     def describe(self) -> str:
+        """The job's fate in words (``train crashed at t=5 s: ...``)."""
         if self.state == "crashed":
             return f"{self.name} crashed at t={_s(self.since)} s: {self.reason}"
         if self.state == "stalled":
@@ -112,6 +114,7 @@ class JobFate:
         return f"{self.name} running"
 
     def crash(self, at: float, reason: str) -> JobFate:
+        """The job crashed at ``at`` for ``reason``."""
         return dataclasses.replace(self, state="crashed", since=at, reason=reason)
 
 
@@ -124,15 +127,18 @@ class Timeline:
 
     @classmethod
     def start(cls, jobs: Sequence[Job]) -> Timeline:
+        """The timeline at t=0 with every job running."""
         return cls(0.0, tuple(JobFate(j.name, j.timeout) for j in jobs))
 
     def fate(self, name: str) -> JobFate:
+        """The fate of the named job (KeyError when there is none)."""
         for f in self.fates:
             if f.name == name:
                 return f
         raise KeyError(name)
 
     def lost(self) -> list[str]:
+        """The names of the jobs that crashed."""
         return [f.name for f in self.fates if f.lost]
 
     def _timed_out(self, f: JobFate, until: float) -> JobFate:

@@ -91,6 +91,8 @@ def _nvlink(a: Analysis, _: Context, args: Mapping[str, Any]) -> Observed:
 
 
 def node_or_min(a: Analysis, args: Mapping[str, Any], fn: Callable[[int], float]) -> Observed:
+    """``fn`` of the ``node`` argument's server, else the lowest over the live servers (and
+    which)."""
     if args.get("node"):
         return Observed(fn(_element(a, args["node"], Kind.NODE)))
     vals = [(fn(s), s) for s in a.fabric.servers.tolist() if a.up[s]]

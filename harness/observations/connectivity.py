@@ -71,6 +71,7 @@ def _failed(m: MeasureInput) -> list[tuple[str, str]]:
 
 
 def no_pxn(p: PlanInput) -> bool:
+    """Whether the observation is asked without PXN (its ``pxn`` argument unset or false)."""
     return not p.args.get("pxn")
 
 

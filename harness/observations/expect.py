@@ -97,6 +97,7 @@ class Expect:
 
     @classmethod
     def parse(cls, raw: Any) -> Expect:
+        """Parse an expectation: a value, ``'>= N'`` (any operator), ``'LOW..HIGH'`` or a list."""
         if isinstance(raw, list):
             return cls("list", tuple(raw))
         if isinstance(raw, str):
@@ -126,6 +127,11 @@ class Expect:
         raise ScenarioError(msg)
 
     def check(self, observed: Any) -> bool:
+        """Whether ``observed`` meets the expectation (numbers within a relative tolerance).
+
+        A list matches the same items in any order; a comparison or range fails on what is no
+        number.
+        """
         if self.op == "list":
             if not isinstance(observed, list | tuple):
                 return False
@@ -167,6 +173,7 @@ class Expect:
         return f"{shown} always holds and checks nothing" if always else None
 
     def describe(self) -> str:
+        """The expectation as written (``>= 0.9``, ``0.5..1``, ``[a, b]``)."""
         if self.op == "list":
             return f"[{', '.join(map(str, self.value))}]"
         if self.op == "range":

@@ -107,6 +107,12 @@ class MeasureDef:
 
 @dataclass(frozen=True, slots=True)
 class ObservationDef:
+    """One observation: its name, what it means, how the model predicts it and its arguments.
+
+    ``measure`` says how a backend measures it (None: it stays in the model); ``value_type`` and
+    ``value_range`` say what its values can be.
+    """
+
     name: str
     doc: str
     predict: ObsFn

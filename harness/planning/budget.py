@@ -39,6 +39,7 @@ class BudgetRule:
     absolute: bool = False
 
     def describe(self) -> str:
+        """The rule as written (``abs:bandwidth >= 0.9``)."""
         return f"{ABSOLUTE if self.absolute else ''}{self.metric} {self.expect.describe()}"
 
 

@@ -93,6 +93,9 @@ def parse_change(text: str) -> tuple[Fault, ...]:
 
 @dataclass(frozen=True)
 class RiskReport:
+    """What a change does to a fabric (in a given state): its costs, the rules it breaks and the
+    N+1 margin before and after it."""
+
     fabric: Fabric
     change: tuple[AppliedFault, ...]
     state: tuple[AppliedFault, ...]
@@ -156,6 +159,8 @@ class RiskReport:
 
     @property
     def ok(self) -> bool:
+        """Whether the change is safe: it breaks no rule and, when a margin is required, blocks
+        none."""
         if self.broken_after:
             return False
         return not (self.require_margin >= 1 and self.margin_blocking)

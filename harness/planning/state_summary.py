@@ -38,6 +38,8 @@ class StateSummary:
     traffic: tuple[tuple[str, JobTraffic, float], ...] = ()
 
     def metric(self, name: str) -> float:
+        """The value of a budget metric (a disconnected count as a float; bisection 1 when
+        unknown)."""
         if name == "jobs_lost":
             return float(len(self.jobs_lost))
         if name == "bisection":
@@ -124,6 +126,8 @@ def summarize_added(
 
 
 def budget_values(added: StateSummary, after: StateSummary) -> dict[tuple[str, bool], float]:
+    """Every budget metric, on what the change adds (``False``) and on the state after it
+    (``True``)."""
     out = {(name, False): added.metric(name) for name in BUDGET_METRICS}
     out.update({(name, True): after.metric(name) for name in BUDGET_METRICS})
     return out

@@ -177,6 +177,7 @@ def print_risk(console: Console, r: RiskReport, *, top: int = 15, words: Wording
 
 
 def print_sweep(console: Console, r: SweepResult, *, top: int = 20) -> None:
+    """Print a sweep: its summary, the table by category and the ``top`` worst cases."""
     f = r.fabric
     spec = r.spec
     console.print(

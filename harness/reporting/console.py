@@ -132,12 +132,15 @@ class ConsoleReporter:
 
     # -- RunObserver -------------------------------------------------------------
     def scenario_started(self, scenario: Scenario, backend: str) -> None:
+        """Show the scenario running in the progress bar."""
         self._describe(f"{scenario.name} ({backend})")
 
     def step_finished(self, scenario: Scenario, step: StepResult) -> None:
+        """Show the step just finished in the progress bar."""
         self._describe(f"{scenario.name}: {step.text}")
 
     def scenario_finished(self, result: ScenarioResult) -> None:
+        """Advance the bar; print the verdict, the steps (unless quiet) and every failure."""
         if self._progress is not None and self._task is not None:
             self._progress.advance(self._task)
         if self.quiet and result.passed:

@@ -36,10 +36,12 @@ class RunReport:
 
     @property
     def passed(self) -> int:
+        """Scenarios that passed."""
         return sum(r.status == "passed" for r in self.results)
 
     @property
     def failed(self) -> int:
+        """Scenarios that failed."""
         return sum(r.status == "failed" for r in self.results)
 
     @property
@@ -54,6 +56,7 @@ class RunReport:
 
     @property
     def errors(self) -> int:
+        """Scenarios stopped by bad input (status ``error``)."""
         return sum(r.status == "error" for r in self.results)
 
     @property

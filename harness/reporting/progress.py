@@ -112,6 +112,7 @@ class ProgressReporter:
             self._line(*self._last)
 
     def __call__(self, done: int, total: int) -> None:
+        """Report ``done`` of ``total``: move the bar, or print a line once ``interval`` passed."""
         if not self.enabled:
             return
         self._last = (done, total)

@@ -18,6 +18,7 @@ COLUMNS = (
 
 
 def row(result: SweepResult, c: CaseResult) -> dict[str, Any]:
+    """One case as a JSON- and CSV-ready row."""
     f = result.fabric
     return {
         "case": c.label(),
@@ -36,6 +37,7 @@ def row(result: SweepResult, c: CaseResult) -> dict[str, Any]:
 
 
 def to_json(result: SweepResult) -> dict[str, Any]:
+    """A sweep as a JSON document: the spec, the totals and every case."""
     spec = result.spec
     return {
         "fabric": result.fabric.name,
@@ -59,6 +61,7 @@ def to_json(result: SweepResult) -> dict[str, Any]:
 
 
 def write_csv(result: SweepResult, path: Path) -> None:
+    """Write the cases, worst first, as CSV."""
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=[*COLUMNS, "reasons"])
         w.writeheader()
@@ -82,6 +85,7 @@ def plot(result: SweepResult, path: Path) -> None:
 
 
 def category_lines(result: SweepResult) -> list[tuple[str, int, int, int]]:
+    """Per category: (category, cases, cases that disconnect, cases that lose a job), sorted."""
     grouped: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for k, (n, d, j) in result.by_category().items():
         grouped[k][0] += n

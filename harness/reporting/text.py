@@ -75,6 +75,7 @@ def step_lines(step: StepResult) -> list[str]:
 
 
 def settle_text(seconds: float) -> str:
+    """How long the fabric took to settle, in words."""
     return f"the fabric settled in {seconds:.2f} s"
 
 

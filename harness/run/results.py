@@ -44,6 +44,7 @@ class ExpectResult:
         return "passed" if self.passed else "failed"
 
     def to_dict(self) -> dict[str, Any]:
+        """The expectation's result as a JSON-ready dict."""
         return {
             "observation": self.observation,
             "expected": self.expected,
@@ -62,6 +63,8 @@ class ExpectResult:
 
 @dataclass(frozen=True, slots=True)
 class StepResult:
+    """What one step did: its words, what survived and was lost, and its expectations' results."""
+
     kind: str  # inject | restore | expect | wait | restart | fabric
     text: str  # what was done, in plain words
     story: tuple[str, ...] = ()  # what survived and what was lost
@@ -73,13 +76,16 @@ class StepResult:
 
     @property
     def passed(self) -> bool:
+        """Whether every expectation of the step passed (a step without one passes)."""
         return all(e.status == "passed" for e in self.expectations)
 
     @property
     def mismatches(self) -> list[ExpectResult]:
+        """The expectations whose measurement disagreed with the prediction."""
         return [e for e in self.expectations if e.mismatch]
 
     def to_dict(self) -> dict[str, Any]:
+        """The step's result as a JSON-ready dict, predictions and measurements by observation."""
         return {
             "kind": self.kind,
             "text": self.text,
@@ -99,6 +105,8 @@ class StepResult:
 
 @dataclass(frozen=True, slots=True)
 class ScenarioResult:
+    """The result of one scenario on one backend: its status, its steps and why it stopped."""
+
     name: str
     path: str
     backend: str
@@ -113,6 +121,7 @@ class ScenarioResult:
 
     @property
     def passed(self) -> bool:
+        """Whether the scenario passed."""
         return self.status == "passed"
 
     @property
@@ -122,9 +131,11 @@ class ScenarioResult:
 
     @property
     def mismatches(self) -> list[ExpectResult]:
+        """Every step's mismatched expectations, in step order."""
         return [e for s in self.steps for e in s.mismatches]
 
     def to_dict(self) -> dict[str, Any]:
+        """The scenario's result as a JSON-ready dict."""
         return {
             "name": self.name,
             "path": self.path,

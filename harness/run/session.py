@@ -93,6 +93,7 @@ class RunSession:
         self.timeline = Timeline.start(jobs)
 
     def analysis(self) -> Analysis:
+        """The analysis of the current fault state (made again only after the state changed)."""
         if self._current is None:
             self._current = Analysis(
                 self.fabric, Observation.from_state(self.state), self.jobs, healthy=self.healthy,
@@ -157,6 +158,7 @@ class RunSession:
 
     # -- steps -------------------------------------------------------------------------
     def inject(self, step: InjectStep, applied: AppliedFault) -> StepResult:
+        """Inject a fault on the backend and in the prediction; the step says what survived."""
         self.applied.append((step.name, applied))  # recorded before it is done
         self.backend.inject(applied)
         self.state = self.state.inject(applied)
@@ -166,6 +168,7 @@ class RunSession:
         return StepResult("inject", text, told, where=step.where, settle_s=settle)
 
     def restore(self, step: RestoreStep) -> StepResult:
+        """Revert the faults the restore target names, newest first, on both sides."""
         try:
             at = restore_choice([n for n, _ in self.applied], step.target)
         except ScenarioError as err:
@@ -181,6 +184,7 @@ class RunSession:
         return StepResult("restore", text, told, where=step.where, settle_s=settle)
 
     def wait(self, step: WaitStep) -> StepResult:
+        """Let time pass; the step names the jobs that have crashed by then."""
         self.backend.wait(step.seconds)
         self.timeline = self.timeline.after(step.seconds, cut_off(self.analysis())[0])
         crashed = [f for f in self.timeline.fates if f.lost]
@@ -188,6 +192,7 @@ class RunSession:
                           tuple(f.describe() for f in crashed), where=step.where)  # fmt: skip
 
     def restart(self, step: RestartStep) -> StepResult:
+        """Restart the crashed jobs ``step`` names; the step says which cannot be placed yet."""
         names = [f.name for f in self.timeline.fates
                  if f.lost and step.target in ("all", f.name)]  # fmt: skip
         self.backend.restart(names)
@@ -200,6 +205,7 @@ class RunSession:
         return StepResult("restart", text, where=step.where)
 
     def expect(self, step: ExpectStep) -> StepResult:
+        """Predict each expectation, measure what the backend can, and judge them."""
         a = self.analysis()
         if any(e.observation in JOB_OBSERVATIONS for e in step.expectations):
             self.timeline = self.timeline.observed()  # watched for their timeout
@@ -245,6 +251,8 @@ class RunSession:
         )  # fmt: skip
 
     def revert_all(self) -> None:
+        """Revert every fault still applied on the backend, newest first; raise the first error
+        after."""
         first: BaseException | None = None
         while self.applied:
             _, applied = self.applied.pop()

@@ -117,6 +117,7 @@ class ExpectChecker(Checker):
         raw: Any,
         path: KeyPath,
     ) -> tuple[Expectation, ...] | None:
+        """Check an ``expect:`` mapping; its expectations, or None when any has a problem."""
         if not isinstance(raw, dict) or not raw:
             self.add(
                 "expect takes a mapping of observation: expectation, e.g. "
@@ -139,6 +140,7 @@ class ExpectChecker(Checker):
         value: Any,
         path: KeyPath,
     ) -> Expectation | None:
+        """Check one ``observation: expectation`` entry (its arguments too); None on a problem."""
         if obs not in OBSERVATIONS:
             self.add(
                 f"unknown observation {obs!r}{did_you_mean(obs, OBSERVATIONS)}", path, key=True

@@ -71,6 +71,8 @@ from harness.scenario.steps import StepChecker
 
 
 class RawFabricRef(TypedDict, total=False):
+    """The raw ``fabric:`` of a scenario (a preset, a file or a generator, and parameters)."""
+
     preset: str
     file: str
     generator: str
@@ -93,6 +95,8 @@ RawJob = TypedDict(
 
 
 class RawCheckpoint(TypedDict, total=False):
+    """The raw ``checkpoint:`` of a scenario."""
+
     size_gb: float
     sharded: bool
     shards_per_server: int
@@ -100,6 +104,8 @@ class RawCheckpoint(TypedDict, total=False):
 
 
 class RawScenario(TypedDict, total=False):
+    """The raw YAML of one scenario, before validation."""
+
     name: str
     description: str
     tags: list[str]

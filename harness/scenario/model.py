@@ -22,6 +22,8 @@ from harness.observations.expect import Expect
 
 @dataclass(frozen=True, slots=True)
 class InjectStep:
+    """``inject: FAULT`` (named with ``as:`` for a later restore)."""
+
     fault: Fault
     name: str | None = None
     where: Location = Location()
@@ -29,24 +31,31 @@ class InjectStep:
 
 @dataclass(frozen=True, slots=True)
 class RestoreStep:
+    """``restore: NAME`` (or ``all``, ``last``): faults injected earlier are undone."""
+
     target: str  # a step name, "all" or "last"
     where: Location = Location()
 
 
 @dataclass(frozen=True, slots=True)
 class Expectation:
+    """One expectation: an observation, its arguments and what its value must be."""
+
     observation: str
     expect: Expect
     args: tuple[tuple[str, Any], ...] = ()
     where: Location = Location()
 
     def describe(self) -> str:
+        """The observation with its arguments (``node_nic_gbs(node=su01/node01)``)."""
         args = ", ".join(f"{k}={v}" for k, v in self.args)
         return f"{self.observation}({args})" if args else self.observation
 
 
 @dataclass(frozen=True, slots=True)
 class ExpectStep:
+    """``expect: {OBSERVATION: EXPECTATION, ...}``: checked against the prediction and measured."""
+
     expectations: tuple[Expectation, ...]
     where: Location = Location()
 
@@ -72,6 +81,8 @@ Step = InjectStep | RestoreStep | ExpectStep | WaitStep | RestartStep
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
+    """One scenario: a fabric, its jobs and the steps that break it and check what survives."""
+
     name: str
     description: str
     fabric: FabricRef

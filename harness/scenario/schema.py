@@ -208,6 +208,7 @@ def render(which: str = "scenario") -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Print the JSON Schema named by the argument (``scenario``, the default, or ``fabric``)."""
     args = list(sys.argv[1:] if argv is None else argv)
     which = args[0] if args else "scenario"
     if len(args) > 1 or which not in SCHEMAS:

@@ -47,6 +47,7 @@ class NameFilter:
         raise ScenarioError(msg)
 
     def matches(self, name: str) -> bool:
+        """Whether a scenario name matches the ``-k`` expression (words compared lower-case)."""
         self.pos = 0
         value = self._or(name.lower())
         if self.pos != len(self.tokens):

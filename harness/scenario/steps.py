@@ -51,6 +51,8 @@ from harness.scenario.model import WaitStep
 
 
 class RawDegrade(TypedDict, total=False):
+    """The raw ``degrade:`` body of an inject step."""
+
     target: Any
     fraction: float
     lanes: int
@@ -110,6 +112,7 @@ class StepChecker(ExpectChecker):
         path: KeyPath,
         fabric_error: bool,
     ) -> tuple[Step, ...]:
+        """Check a scenario's ``steps:`` list; the steps that passed the checks."""
         spath = (*path, "steps")
         items = raw.get("steps")
         if items is None:
@@ -152,6 +155,7 @@ class StepChecker(ExpectChecker):
         path: KeyPath,
         state: _StepState,
     ) -> Step | None:
+        """Check one step (exactly one action); None when it has a problem."""
         body = self.mapping(raw, path, "a step")
         if body is None:
             return None
@@ -192,6 +196,7 @@ class StepChecker(ExpectChecker):
     def inject(
         self, body: Mapping[str, Any], path: KeyPath, state: _StepState, where: Location
     ) -> InjectStep | None:
+        """Check an ``inject:`` step and its ``as:`` name."""
         ipath = (*path, "inject")
         name: str | None = None
         if "as" in body:
@@ -204,6 +209,7 @@ class StepChecker(ExpectChecker):
         return InjectStep(fault, name, where) if fault is not None else None
 
     def fault(self, raw: Any, path: KeyPath) -> Fault | None:
+        """Check one fault (``{kill: SELECTOR}`` and the others); None on a problem."""
         kinds = ", ".join(FAULT_KINDS)
         if not isinstance(raw, dict) or len(raw) != 1:
             found = f"{len(raw)} keys" if isinstance(raw, dict) else type_word(raw)
@@ -282,6 +288,7 @@ class StepChecker(ExpectChecker):
         return True
 
     def wait(self, raw: Any, path: KeyPath, where: Location) -> WaitStep | None:
+        """Check a ``wait:`` duration."""
         try:
             seconds = parse_duration(raw, "wait")
         except ScenarioError as err:
@@ -290,6 +297,7 @@ class StepChecker(ExpectChecker):
         return WaitStep(seconds, where)
 
     def restart(self, raw: Any, path: KeyPath, where: Location) -> RestartStep | None:
+        """Check a ``restart:`` job name (or ``all``)."""
         if not isinstance(raw, str) or not raw:
             self.add("restart takes a job name, or all, e.g. restart: all", path)
             return None
@@ -298,6 +306,7 @@ class StepChecker(ExpectChecker):
     def restore(
         self, raw: Any, path: KeyPath, state: _StepState, where: Location
     ) -> RestoreStep | None:
+        """Check a ``restore:`` target against the faults applied at that point."""
         if not isinstance(raw, str) or not raw:
             self.add("restore takes a step name given with 'as:', or all, or last", path)
             return None

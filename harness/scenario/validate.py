@@ -30,23 +30,29 @@ class Invalid:
 
 @dataclass(frozen=True, slots=True)
 class Validation:
+    """What ``harness validate`` found: the files, the scenarios that loaded, what is invalid."""
+
     files: tuple[str, ...]
     scenarios: tuple[str, ...]  # names of the scenarios that loaded
     invalid: tuple[Invalid, ...]
 
     @property
     def ok(self) -> bool:
+        """Whether everything loaded and prepared."""
         return not self.invalid
 
     @property
     def problems(self) -> int:
+        """How many problems were found, in all."""
         return sum(len(i.error.problems) for i in self.invalid)
 
     @property
     def bad_files(self) -> int:
+        """How many files have a problem."""
         return len({i.path for i in self.invalid})
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as ``harness validate --json`` prints it."""
         return {
             "valid": self.ok,
             "files": list(self.files),

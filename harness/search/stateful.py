@@ -103,6 +103,7 @@ class Violation:
     detail: str = ""
 
     def describe(self) -> str:
+        """The violation in words: what was expected and what was observed."""
         args = ", ".join(f"{k}={v!r}" for k, v in self.args)
         what = f"{self.observation}({args})" if args else self.observation
         text = f"{what}: expected {Expect.parse(self.expected).describe()}, got {self.observed!r}"

@@ -435,6 +435,7 @@ class ProgramStep:
     index: int = -1
 
     def describe(self) -> str:
+        """The step in words (``inject kill spine-05``, ``restore applied fault #0``)."""
         if self.op == "inject" and self.fault is not None:
             return f"inject {self.fault.describe()}"
         return f"restore applied fault #{self.index}"

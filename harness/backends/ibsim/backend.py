@@ -114,11 +114,13 @@ class IbsimBackend(ClosesOnSignals):
         return self.sim
 
     def inject(self, fault: AppliedFault) -> None:
+        """Take the fault's ports down on ibsim and wait until OpenSM has routed again."""
         effect = faults.inject(self._sim(), fault)
         self._effects.append(effect)
         self._settle_s = effect.rerouted_s
 
     def revert(self, fault: AppliedFault) -> None:
+        """Undo the latest injection of ``fault`` (raise BackendError if it was never injected)."""
         for k in range(len(self._effects) - 1, -1, -1):
             if self._effects[k].fault == fault:
                 self._settle_s = faults.revert(self._sim(), self._effects.pop(k))
@@ -148,6 +150,8 @@ class IbsimBackend(ClosesOnSignals):
         return self._routes
 
     def measure(self, plan: MeasurePlan) -> Measurements:
+        """Probe, trace and check links on the walked OpenSM tables; jobs as their table fates
+        say."""
         unsupported = plan.kinds - self.capabilities.measurements
         if unsupported:
             msg = f"ibsim cannot measure {', '.join(sorted(unsupported))}"
@@ -210,6 +214,7 @@ class IbsimBackend(ClosesOnSignals):
         return tuple(out)
 
     def close(self) -> None:
+        """Stop ibsim and OpenSM, forget the injected faults, the routes and the jobs."""
         if self.sim is not None:
             self.sim.close()
         self.sim = None

@@ -138,6 +138,7 @@ class TableJobs:
 
     # -- what a measurement sees ----------------------------------------------------------
     def run(self, name: str) -> JobRun:
+        """The job's run as a measurement sees it: crashed once a stall outlasts its timeout."""
         fate = self.fates[name]
         if not fate.crashed and fate.stalled_since is not None:
             # OpenSM has routed; nothing changes the tables before the next change

@@ -36,6 +36,7 @@ class IbsimNames:
 
     @classmethod
     def of(cls, fabric: Fabric) -> IbsimNames:
+        """The descriptions of a fabric's compute switches and rail HCAs."""
         switches = [
             i for i in range(fabric.n_elements) if Kind(int(fabric.kind[i])) in COMPUTE_SWITCH_KINDS
         ]
@@ -47,6 +48,7 @@ class IbsimNames:
         )
 
     def element(self, desc: str) -> int:
+        """The element index of a node description (KeyError names a node the fabric lacks)."""
         try:
             return self.by_desc[desc]
         except KeyError:

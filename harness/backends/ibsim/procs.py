@@ -39,12 +39,15 @@ class Owned:
 
     @property
     def pid(self) -> int:
+        """The process's PID."""
         return self.proc.pid
 
     def alive(self) -> bool:
+        """Whether the process has not exited yet."""
         return self.proc.poll() is None
 
     def log_text(self) -> str:
+        """The process's log so far (empty before it wrote one)."""
         try:
             return self.log.read_text(errors="replace")
         except FileNotFoundError:

@@ -110,6 +110,7 @@ class Timings:
     phases: dict[str, float] = field(default_factory=dict)
 
     def text(self) -> str:
+        """The phases and their seconds, comma-separated."""
         return ", ".join(f"{k} {v:.2f} s" for k, v in self.phases.items())
 
 
@@ -177,6 +178,7 @@ class Simulation(ClosesOnSignals):
     # -- life cycle -----------------------------------------------------------------
     @property
     def sockname(self) -> str:
+        """The simulator's socket name, unique to the run."""
         assert self.ledger is not None
         return f"harness-{self.ledger.run_id}"
 
@@ -346,6 +348,7 @@ class Simulation(ClosesOnSignals):
 
     # -- reading the fabric, island by island --------------------------------------------
     def tool(self, *argv: str, host: str | None = None) -> str:
+        """Run an IB diagnostic tool attached at ``host`` (default the SM's HCA); its stdout."""
         assert self.dir is not None
         env = sim_env(self.sockname, preload=True)
         env["SIM_HOST"] = host or self.sm_host  # the HCA the tool attaches at
@@ -551,6 +554,7 @@ class Simulation(ClosesOnSignals):
 
     # -- the console --------------------------------------------------------------------
     def console(self, line: str) -> None:
+        """Send one line to the ibsim console (a change: the wiring is read again after it)."""
         assert self.ibsim is not None
         self._wiring_read = False
         self.generation += 1

@@ -59,6 +59,7 @@ class LftHead:
 
     @property
     def top_block(self) -> int:
+        """The LFT block (of 64 LIDs) that holds LID ``top``."""
         return self.top // LFT_BLOCK
 
 
@@ -76,6 +77,7 @@ class Lfts:
 
     @property
     def entries(self) -> int:
+        """How many forwarding entries all the tables hold together."""
         return sum(len(t) for t in self.tables.values())
 
 
@@ -152,6 +154,7 @@ class Wiring:
     hcas: frozenset[str]
 
     def linked(self, desc: str, port: int) -> bool:
+        """Whether port ``port`` of node ``desc`` has a link up."""
         return (desc, port) in self.peer
 
 

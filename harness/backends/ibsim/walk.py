@@ -46,6 +46,7 @@ class Routes:
     _index: dict[int, int] = field(default_factory=dict)
 
     def routed(self, src: int, dst: int) -> bool:
+        """Whether the tables route HCA ``src`` to HCA ``dst`` (element indices)."""
         return bool(self.hops[self._index[src], self._index[dst]] != NO_ROUTE)
 
     def routed_many(

@@ -60,6 +60,7 @@ def unavailable() -> str | None:
 
 
 def create() -> Backend:
+    """A new netns backend (imported only when asked for)."""
     from harness.backends.netns.backend import NetnsBackend
 
     return NetnsBackend()

@@ -152,6 +152,12 @@ class NetnsBackend(Closes):
     def apply(
         self, fabric: Fabric, jobs: Sequence[Job] = (), *, routing: Routing = DEFAULT_ROUTING
     ) -> None:
+        """Realize the fabric as namespaces (see :class:`~harness.backends.protocol.Backend`).
+
+        The same fabric with the same control plane keeps the namespaces up (the faults must be
+        reverted first) and restarts the jobs only if they changed; anything else tears the
+        emulation down and builds it again.
+        """
         self.routing = routing
         same = self.emu is not None and self.emu.fabric is fabric
         if (
@@ -202,10 +208,12 @@ class NetnsBackend(Closes):
         return self.engine
 
     def inject(self, fault: AppliedFault) -> None:
+        """Inject the fault on the namespaces (see :class:`~harness.backends.protocol.Backend`)."""
         self._engine().inject(fault)
         self._changed_at = time.monotonic()
 
     def revert(self, fault: AppliedFault) -> None:
+        """Revert the fault on the namespaces (see :class:`~harness.backends.protocol.Backend`)."""
         self._engine().revert(fault)
         self._changed_at = time.monotonic()
 
@@ -224,6 +232,7 @@ class NetnsBackend(Closes):
         return self._settle_s
 
     def close(self) -> None:
+        """Stop the jobs, then take every namespace down."""
         try:
             if self._gloo is not None:
                 self._gloo.close()
@@ -237,6 +246,7 @@ class NetnsBackend(Closes):
 
     # -- measuring ------------------------------------------------------------------------------
     def measure(self, plan: MeasurePlan) -> Measurements:
+        """Ping, trace, run flows and read links and jobs on the namespaces."""
         engine = self._engine()
         emu = engine.emu
         f = emu.fabric

@@ -81,6 +81,7 @@ class BfdTimers:
     multiplier: int = 3
 
     def describe(self) -> str:
+        """The timers in words (``"300 ms x 3"``)."""
         return f"{self.interval_ms} ms x {self.multiplier}"
 
 
@@ -214,6 +215,7 @@ def bgpd_config(plan: Plan, ns: int, asn: int, bfd: BfdTimers | None) -> str:
 
 
 def bfdd_config(bfd: BfdTimers) -> str:
+    """The bfdd configuration: one ``fabric`` profile with these timers."""
     return (
         "bfd\n profile fabric\n"
         f"  detect-multiplier {bfd.multiplier}\n"
@@ -315,6 +317,7 @@ class Bgp:
         )
 
     def describe(self) -> str:
+        """The BGP control plane in words: daemons, sessions, BFD."""
         bfd = f"BFD {self.bfd.describe()}" if self.bfd else "BFD off"
         return (
             f"FRR zebra+bgpd on {len(self.asn)} switches, {self.sessions} unnumbered eBGP "
@@ -429,6 +432,7 @@ class Bgp:
 
     # -- convergence ----------------------------------------------------------------------
     def fib(self, ns: int) -> Fib:
+        """The IPv4 and IPv6 routes the kernel of namespace ``ns`` holds."""
         batch = self.emu.batches[ns]
         return fib_of(batch.dump("route", socket.AF_INET) + batch.dump("route", socket.AF_INET6))
 

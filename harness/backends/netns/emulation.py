@@ -95,9 +95,11 @@ class Timings:
 
     @property
     def total(self) -> float:
+        """The seconds of every phase together."""
         return sum(self.phases.values())
 
     def text(self) -> str:
+        """The total and the phases' seconds."""
         parts = ", ".join(f"{k} {v:.2f}" for k, v in self.phases.items())
         return f"{self.total:.2f} s ({parts})"
 
@@ -280,6 +282,7 @@ class Emulation:
 
     @property
     def built_plan(self) -> Plan:
+        """The plan, once built (asserts it is)."""
         assert self.plan is not None
         return self.plan
 
@@ -332,18 +335,21 @@ class Emulation:
     # -- state and changes ------------------------------------------------------------
     @property
     def built(self) -> Plan:
+        """The plan of the emulation that is up (BackendError when it is not)."""
         if self.plan is None or self.router is None:
             msg = "the emulation is not up"
             raise BackendError(msg)
         return self.plan
 
     def alive_all(self) -> Alive:
+        """Every wire and every element alive (the healthy fabric)."""
         assert self.plan is not None
         return Alive(
             frozenset(range(len(self.plan.wires))), frozenset(range(self.fabric.n_elements))
         )
 
     def port(self, wire: int, end: int) -> Port:
+        """The port at end ``end`` (0 or 1) of wire ``wire``."""
         w = self.built.wires[wire]
         return w.a if end == 0 else w.b
 

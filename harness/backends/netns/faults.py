@@ -163,6 +163,11 @@ class FaultEngine:
 
     # -- inject / revert ----------------------------------------------------------------
     def inject(self, fault: AppliedFault) -> None:
+        """Take the fault's ports down, kill its elements and shape its rates and losses.
+
+        Raises BackendError when the fault changes nothing (all it touches is already down or at
+        that rate).
+        """
         effect = self._effect(fault)
         emu = self.emu
         newly_dead = [el for el in effect.dead if self.dead[el] == 0]
@@ -256,6 +261,7 @@ class FaultEngine:
         return any(factor != 1.0 for _, factor in effect.factors)
 
     def revert(self, fault: AppliedFault) -> None:
+        """Bring back what the fault took down (BackendError if it was never injected)."""
         effect = self.effects.pop(id(fault), None)
         if effect is None:
             msg = f"{fault.fault.describe()} was not injected on netns"
@@ -364,6 +370,7 @@ class FaultEngine:
 
     # -- routing ------------------------------------------------------------------------
     def alive(self) -> Alive:
+        """The wires with both ends up and the elements not killed."""
         plan = self.emu.built
         wires = frozenset(
             w
@@ -384,6 +391,7 @@ class FaultEngine:
         return sorted(set(out))
 
     def live_switches(self) -> list[int]:
+        """The switch namespaces whose switch is not dead."""
         plan = self.emu.built
         return [
             i

@@ -83,6 +83,7 @@ class Daemon:
     start_ticks: int
 
     def alive(self) -> bool:
+        """Whether the daemon is still the process that was started."""
         return process_alive(self.pid, self.start_ticks)
 
     def signal(self, signum: int) -> None:

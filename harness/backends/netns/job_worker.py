@@ -71,11 +71,13 @@ class RankConfig:
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> RankConfig:
+        """Read a rank's configuration back from its JSON form."""
         raw = dict(raw)
         raw["interfaces"] = tuple(raw["interfaces"])
         return cls(**raw)
 
     def to_json(self) -> dict[str, Any]:
+        """The configuration as a JSON-ready dict."""
         return asdict(self)
 
 

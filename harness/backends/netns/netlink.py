@@ -92,10 +92,12 @@ class Batch:
         self._queue: list[tuple[int, bytes, str]] = []
 
     def close(self) -> None:
+        """Close the netlink socket."""
         self.sock.close()
 
     # -- queueing -----------------------------------------------------------
     def add(self, msg: Any, msg_type: int, flags: int, what: str) -> None:
+        """Queue one request, numbered in sequence; ``what`` names it in errors."""
         self._seq += 1
         msg["header"]["type"] = msg_type
         msg["header"]["flags"] = flags
@@ -113,6 +115,7 @@ class Batch:
         *,
         what: str,
     ) -> None:
+        """Queue a veth pair: ``name`` here, ``peer_name`` in the namespace of ``peer_ns_fd``."""
         m = ifinfmsg()
         m["index"] = ifindex
         peer = {
@@ -139,6 +142,7 @@ class Batch:
         self.add(m, RTM_NEWLINK, CREATE, what)
 
     def bond(self, ifindex: int, name: str, what: str) -> None:
+        """Queue an LACP bond (802.3ad, fast rate, layer 3+4 hash)."""
         m = ifinfmsg()
         m["index"] = ifindex
         data = {
@@ -157,12 +161,14 @@ class Batch:
         self.add(m, RTM_NEWLINK, CREATE, what)
 
     def enslave(self, ifindex: int, master: int, what: str) -> None:
+        """Queue making ``ifindex`` a member of the bond ``master``."""
         m = ifinfmsg()
         m["index"] = ifindex
         m["attrs"] = [["IFLA_MASTER", master]]
         self.add(m, RTM_SETLINK, CHANGE, what)
 
     def set_up(self, ifindex: int, up: bool, what: str) -> None:
+        """Queue setting an interface up or down."""
         m = ifinfmsg()
         m["index"] = ifindex
         m["flags"] = IFF_UP if up else 0
@@ -170,6 +176,7 @@ class Batch:
         self.add(m, RTM_SETLINK, CHANGE, what)
 
     def address(self, ifindex: int, family: int, addr: str, plen: int, what: str) -> None:
+        """Queue an address on an interface (IPv6 without duplicate address detection)."""
         m = ifaddrmsg()
         m["index"] = ifindex
         m["family"] = family

@@ -130,6 +130,7 @@ class Namespaces:
             setns(self._home)
 
     def close(self) -> None:
+        """Close the descriptor of the home namespace (the one this object was made in)."""
         with contextlib.suppress(OSError):
             os.close(self._home)
 

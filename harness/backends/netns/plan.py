@@ -73,6 +73,7 @@ class Port:
 
     @property
     def plen6(self) -> int:
+        """The IPv6 prefix length: the IPv4 one under the ``fd68:6172:6e65::/96`` twin."""
         return 96 + self.plen4
 
 
@@ -105,6 +106,8 @@ class Bond:
 
 @dataclass(frozen=True, slots=True)
 class Namespace:
+    """One network namespace: the fabric elements it realizes, their role and tier."""
+
     name: str
     elements: tuple[int, ...]  # fabric elements realized here
     role: str  # server | switch | storage
@@ -321,6 +324,7 @@ class Plan:
         return out
 
     def port_of_nic(self, nic: int) -> Port:
+        """A NIC's first port."""
         return self.ports_of(nic)[0]
 
     @cached_property
@@ -344,4 +348,5 @@ def scale_text(scale: float) -> str:
 
 
 def make_plan(fabric: Fabric, prefix: str, scale: float = DEFAULT_SCALE) -> Plan:
+    """Plan the namespaces, wires and addresses of a fabric."""
     return Plan(fabric, prefix, scale)

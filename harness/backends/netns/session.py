@@ -27,6 +27,8 @@ from harness.fabric.model import Fabric
 
 @dataclass(frozen=True, slots=True)
 class RunInfo:
+    """One run's emulation as ``harness emulate status`` shows it."""
+
     run_id: str
     fabric: str
     purpose: str
@@ -36,6 +38,7 @@ class RunInfo:
 
 
 def status(root: Path | None = None) -> list[RunInfo]:
+    """Every run with a ledger: its state and how many of its namespaces exist."""
     root = root or state_root()
     present = nsutil.list_netns()
     out = []

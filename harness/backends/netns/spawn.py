@@ -62,6 +62,7 @@ class Ports:
         self._next = low
 
     def next(self) -> int:
+        """The next port, wrapping round to ``low`` after ``high``."""
         port = self._next
         self._next = port + 1 if port < self.high else self.low
         return port
@@ -75,6 +76,7 @@ class Held:
         self._fd: int | None = fd
 
     def go(self) -> subprocess.Popen[bytes]:
+        """Let the held program run (once) and return its process."""
         if self._fd is not None:
             fd, self._fd = self._fd, None
             try:

@@ -67,6 +67,8 @@ class AuditReport:
 
     @property
     def ok(self) -> bool:
+        """Whether the live fabric matches its design (nothing missing, extra, degraded or
+        miswired)."""
         return not (
             self.missing_switches or self.extra_switches or self.missing_links
             or self.extra_links or self.degraded_links or self.wrong_rail

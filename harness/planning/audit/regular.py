@@ -63,6 +63,7 @@ class RegularDesign:
     rail_optimized: bool
 
     def lines(self) -> list[str]:
+        """The inferred design in words, two lines."""
         return [
             f"{self.groups} group(s) x {len(self.rails)} rail(s) "
             f"({'rail-optimized' if self.rail_optimized else 'not rail-optimized'}), "
@@ -91,9 +92,11 @@ class RegularAudit:
 
     @property
     def ok(self) -> bool:
+        """Whether the fabric departs from its regular design nowhere (no departure found)."""
         return not self.departures
 
     def lines(self) -> list[str]:
+        """Every departure, one line each."""
         return [d.text for d in self.departures]
 
     def kinds(self) -> list[tuple[str, str]]:
@@ -101,6 +104,7 @@ class RegularAudit:
         return [(d.kind, d.subject) for d in self.departures]
 
     def to_json(self) -> dict[str, object]:
+        """The inferred design and its departures as a JSON-ready dict."""
         d = self.design
         return {
             "design": {

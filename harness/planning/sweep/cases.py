@@ -20,6 +20,7 @@ DEFAULT_CATEGORIES = ("switches", "cables", "nics")
 
 
 def parse_categories(text: str | Sequence[str]) -> tuple[str, ...]:
+    """Parse ``--elements``: a comma-separated list (or a sequence) of known categories."""
     items = [t.strip() for t in text.split(",")] if isinstance(text, str) else list(text)
     items = [t for t in items if t]
     bad = [t for t in items if t not in CATEGORIES]

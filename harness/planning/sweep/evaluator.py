@@ -82,6 +82,7 @@ class CaseEvaluator(LocalPath, ExactPath):
         )  # fmt: skip
 
     def evaluate(self, failures: Sequence[Failure]) -> CaseResult:
+        """Evaluate one case, on the local fast path when it can, else by the full analysis."""
         f = self.fabric
         fast_kinds = COMPUTE_SWITCH_KINDS | {Kind.NIC, Kind.NODE, Kind.STORAGE_SWITCH,
                                              Kind.STORAGE_NIC}  # fmt: skip

@@ -25,6 +25,7 @@ def bulk_cables(
     positions: list[int],
     out: list[CaseResult | None],
 ) -> None:
+    """Fill ``out`` at ``positions`` with the single switch-to-switch cable cuts, all at once."""
     if not positions:
         return
     f = ev.fabric

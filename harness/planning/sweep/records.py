@@ -86,11 +86,13 @@ class Failure:
         return f"optic {self.id}" if self.kind == "optic" else self.id
 
     def category(self, fabric: Fabric) -> str:
+        """The case category of the failure (``spine``, ``leaf-spine``, ``optic``...)."""
         if self.kind == "element":
             return _category(self.kind, int(fabric.kind[self.index]))
         return _category(self.kind, int(fabric.link_kind[self.index]))
 
     def to_fault(self, fabric: Fabric) -> AppliedFault:
+        """The failure as an applied fault: kill an element, cut a cable or fail an optic."""
         if self.kind == "element":
             sel = Selector(ids=(self.id,))
             return AppliedFault(Fault(FaultKind.KILL, sel), (self.index,), (), ())
@@ -122,9 +124,11 @@ class CaseResult:
         return tuple(f.id for f in self.failures)
 
     def label(self, fabric: Fabric | None = None) -> str:
+        """The case's failures' labels joined with `` + ``, as sweep tables show it."""
         return " + ".join(f.label() for f in self.failures)
 
     def category(self, fabric: Fabric) -> str:
+        """The case's failures' categories joined with `` + ``."""
         return " + ".join(f.category(fabric) for f in self.failures)
 
 

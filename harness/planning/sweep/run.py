@@ -60,6 +60,8 @@ class SweepSpec:
 
 @dataclass(frozen=True)
 class SweepResult:
+    """What a sweep found: every case's result, with the spec and how it ran."""
+
     fabric: Fabric
     spec: SweepSpec
     cases: tuple[CaseResult, ...]
@@ -75,6 +77,7 @@ class SweepResult:
 
     @property
     def job_losing(self) -> int:
+        """Cases that lose at least one job."""
         return sum(1 for c in self.cases if c.jobs_lost)
 
     def ranked(self) -> list[CaseResult]:
@@ -110,6 +113,7 @@ class SweepResult:
 
 
 def build_fabric_for(spec: SweepSpec) -> Fabric:
+    """The fabric a sweep spec names (built from its name when a worker gets only the name)."""
     if isinstance(spec.fabric, Fabric):
         return spec.fabric
     return _fabric_by_name(spec.fabric, spec.fabric_params)

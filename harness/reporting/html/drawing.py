@@ -77,6 +77,8 @@ class Bundle:
 
 @dataclass(frozen=True, slots=True)
 class Label:
+    """A text label at ``(x, y)`` of the drawing (SVG ``text-anchor`` and CSS class)."""
+
     x: float
     y: float
     text: str
@@ -105,6 +107,7 @@ class Drawing:
 
     @property
     def lost_cells(self) -> int:
+        """The cells drawn as lost."""
         return sum(1 for c in self.cells if c.lost)
 
 

@@ -68,6 +68,7 @@ def _jitter(n: int, seed: int) -> np.ndarray[Any, np.dtype[np.float64]]:
 
 
 def impact_height(result: SweepResult) -> float:
+    """The height in inches of the impact figure (grows with the categories)."""
     return max(3.2, 0.42 * len(_singles_by_category(result)) + 1.9)
 
 
@@ -201,6 +202,7 @@ def _pair_cells(result: SweepResult) -> dict[tuple[str, str], list[CaseResult]]:
 
 
 def pair_height(result: SweepResult) -> float:
+    """The height in inches of the pair figure (grows with the categories in pairs)."""
     cats = {k for pair in _pair_cells(result) for k in pair}
     return max(5.0, 1.35 * len(cats) + 2.5)
 

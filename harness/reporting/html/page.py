@@ -64,6 +64,7 @@ class ReportDir:
     files: list[Path] = field(default_factory=list)
 
     def prepare(self) -> None:
+        """Create the report directory (BackendError when it cannot be made)."""
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as err:
@@ -71,11 +72,13 @@ class ReportDir:
             raise BackendError(msg, err) from err
 
     def path(self, name: str) -> Path:
+        """The path of a report file, recorded as written."""
         p = self.directory / name
         self.files.append(p)
         return p
 
     def write_text(self, name: str, text: str) -> Path:
+        """Write a report file; its path (BackendError when it cannot be written)."""
         p = self.path(name)
         try:
             p.write_text(text, encoding="utf-8")
@@ -92,6 +95,7 @@ class ReportDir:
 
 
 def render(template: str, context: Mapping[str, Any]) -> str:
+    """Render a report template, with the version and the time it was generated."""
     from harness import __version__
 
     now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")

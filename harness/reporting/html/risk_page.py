@@ -72,6 +72,7 @@ def lost_jobs(r: RiskReport, words: Wording) -> list[dict[str, Any]]:
 
 
 def margin_rows(r: RiskReport) -> list[dict[str, Any]]:
+    """The N+1 table of a risk report as template rows."""
     return [
         {"category": m.category, "before": f"{m.before:,} of {m.before_of:,}",
          "after": f"{m.after:,} of {m.after_of:,}", "added": _signed(m.added),
