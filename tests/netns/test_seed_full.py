@@ -16,7 +16,10 @@ from harness.faults.fault import Fault
 from tests.netns.conftest import Host
 from tests.netns.conftest import assert_host_like
 
-pytestmark = [pytest.mark.privileged, pytest.mark.slow]
+# The largest emulation of the suite runs alone (tests/support/alone.py): in a clean-clone
+# CI rehearsal, built while the other worker's emulations were up, one of its IPv6 route
+# pushes failed with EHOSTUNREACH (it passes alone in 11 s; the cause is not established).
+pytestmark = [pytest.mark.privileged, pytest.mark.slow, pytest.mark.alone]
 
 
 def test_seed_a800_full_matrix_and_a_spine_kill(host: Host) -> None:
