@@ -93,22 +93,45 @@ def resolve_fabric(name: str, params: tuple[tuple[str, Any], ...] = ()) -> Fabri
     ...
     harness.errors.ScenarioError: fabric file no/such.yaml does not exist
     """
+    ref = checked_ref(name, params)
+    return _make(ref.preset, str(ref.file) if ref.file else None, None, dict(params))
+
+
+def checked_ref(name: str, params: tuple[tuple[str, Any], ...] = ()) -> FabricRef:
+    """:func:`fabric_ref_for`, and a bad-input error for a file that is missing."""
     ref = fabric_ref_for(name, params)
     if ref.file is not None and not ref.file.is_file():
         msg = f"fabric file {name} does not exist"
         raise ScenarioError(msg)
-    return _make(ref.preset, str(ref.file) if ref.file else None, None, dict(params))
+    return ref
 
 
 def build_fabric(ref: FabricRef) -> Fabric:
-    """The fabric for a reference; equal references share one immutable fabric."""
+    """The fabric for a reference; equal references share one immutable fabric.
+
+    The cache is keyed on what the reference means *now*: a file by its absolute
+    path, size and modification time, so a change of directory or an edited file
+    never returns a stale fabric.
+    """
     key = json.dumps(dict(ref.params), sort_keys=True, default=str)
-    return _build(ref.preset, str(ref.file) if ref.file else None, ref.generator, key)
+    return _build(ref.preset, _file_key(ref.file), ref.generator, key)
+
+
+def _file_key(file: Path | None) -> tuple[str, int, int] | None:
+    if file is None:
+        return None
+    try:
+        st = file.stat()
+    except OSError:
+        return (str(file.absolute()), -1, -1)  # _make reports it
+    return (str(file.resolve()), st.st_mtime_ns, st.st_size)
 
 
 @functools.lru_cache(maxsize=32)
-def _build(preset_name: str | None, file: str | None, generator: str | None, key: str) -> Fabric:
-    return _make(preset_name, file, generator, json.loads(key))
+def _build(
+    preset_name: str | None, file: tuple[str, int, int] | None, generator: str | None, key: str
+) -> Fabric:
+    return _make(preset_name, file[0] if file else None, generator, json.loads(key))
 
 
 def _make(

@@ -90,6 +90,33 @@ def test_a_preset_that_is_also_a_file_here_exits_2(
         build_fabric_for(SweepSpec("seed-a800"))  # a sweep worker reads the name alike
 
 
+def test_a_worker_that_read_a_name_before_reads_it_anew_after_a_change_of_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweep's caches keep fabrics, never what a name meant in another directory."""
+    monkeypatch.chdir(tmp_path)
+    assert build_fabric_for(SweepSpec("seed-a800")).name == "seed-a800"  # cached now
+    (tmp_path / "seed-a800").write_text(LAB, encoding="utf-8")
+    with pytest.raises(ScenarioError, match="both a preset and the file"):
+        build_fabric_for(SweepSpec("seed-a800"))
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "lab.yaml").write_text(LAB.replace("sus: 2", "sus: 3"), "utf-8")
+    (tmp_path / "lab.yaml").write_text(LAB, encoding="utf-8")
+    here = build_fabric_for(SweepSpec("lab.yaml"))
+    monkeypatch.chdir(tmp_path / "other")
+    there = build_fabric_for(SweepSpec("lab.yaml"))
+    assert (here.summary()["sus"], there.summary()["sus"]) == (2, 3)
+
+
+def test_an_edited_fabric_file_is_built_anew(tmp_path: Path) -> None:
+    lab = tmp_path / "lab.yaml"
+    lab.write_text(LAB, encoding="utf-8")
+    first = build_fabric_for(SweepSpec(str(lab)))
+    assert build_fabric_for(SweepSpec(str(lab))) is first  # unchanged: shared
+    lab.write_text(LAB.replace("sus: 2", "sus: 3") + "# edited\n", encoding="utf-8")
+    assert build_fabric_for(SweepSpec(str(lab))).summary()["sus"] == 3
+
+
 def test_an_unknown_name_is_an_unknown_preset_with_a_did_you_mean(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capsys
 ) -> None:

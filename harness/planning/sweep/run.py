@@ -5,7 +5,6 @@ a Dask cluster), and summarize.  Pure apart from the executors it is handed.
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import math
 import time
@@ -24,7 +23,8 @@ from harness.fabric.jobs import Job
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
-from harness.fabric.resolve import resolve_fabric
+from harness.fabric.resolve import build_fabric
+from harness.fabric.resolve import checked_ref
 from harness.fabric.routing import DEFAULT_FORWARDING
 from harness.fabric.routing import Forwarding
 from harness.fabric.routing import PathRule
@@ -116,13 +116,9 @@ def build_fabric_for(spec: SweepSpec) -> Fabric:
     """The fabric a sweep spec names (built from its name when a worker gets only the name)."""
     if isinstance(spec.fabric, Fabric):
         return spec.fabric
-    return _fabric_by_name(spec.fabric, spec.fabric_params)
-
-
-@functools.lru_cache(maxsize=4)
-def _fabric_by_name(name: str, params: tuple[tuple[str, Any], ...]) -> Fabric:
-    # Cached: every shard a worker evaluates starts from the same fabric.
-    return resolve_fabric(name, params)
+    # The name is read anew each time (the directory may have changed); the
+    # fabric is cached, as every shard a worker evaluates starts from it.
+    return build_fabric(checked_ref(spec.fabric, spec.fabric_params))
 
 
 def enumerate_cases(fabric: Fabric, spec: SweepSpec) -> tuple[list[tuple[Failure, ...]], int]:
@@ -139,9 +135,25 @@ def enumerate_cases(fabric: Fabric, spec: SweepSpec) -> tuple[list[tuple[Failure
     return cases, sampled
 
 
-@functools.lru_cache(maxsize=2)
-def _evaluator(spec: SweepSpec) -> tuple[CaseEvaluator, list[tuple[Failure, ...]], int]:
+_Prepared = tuple[CaseEvaluator, list[tuple[Failure, ...]], int]
+_EVALUATORS: dict[SweepSpec, tuple[Fabric, _Prepared]] = {}
+
+
+def _evaluator(spec: SweepSpec) -> _Prepared:
+    """The prepared evaluator of a spec, kept while the fabric its name names is the same."""
     fabric = build_fabric_for(spec)
+    kept = _EVALUATORS.get(spec)
+    if kept is not None and kept[0] is fabric:
+        return kept[1]
+    prepared = _prepare(spec, fabric)
+    _EVALUATORS.pop(spec, None)
+    if len(_EVALUATORS) >= 2:  # a worker holds at most two prepared sweeps
+        _EVALUATORS.pop(next(iter(_EVALUATORS)))
+    _EVALUATORS[spec] = (fabric, prepared)
+    return prepared
+
+
+def _prepare(spec: SweepSpec, fabric: Fabric) -> _Prepared:
     jobs = resolve_jobs(spec.jobs, fabric)
     state = FaultState.healthy(fabric)
     for fault in spec.state:
