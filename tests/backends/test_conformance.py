@@ -106,12 +106,13 @@ CASES = [
 
 
 def _case(name: str, control: str, flows: bool) -> Any:
-    """A backend that measures flows with real TCP runs its tests alone (tests/support/alone.py);
-    a case's tests share one worker, where its fabric is built once (``up``)."""
+    """A case's tests share one worker, where its fabric is built once (``up``); on a backend
+    that measures flows with real TCP (``real_tcp``) the tests that measure flows
+    (``measures_flows``) run alone (tests/backends/conftest.py, tests/support/alone.py)."""
     case = name if control == "sm" else f"{name}-{control}"
     marks = [pytest.mark.xdist_group(f"conformance-{case}")]
     return pytest.param(
-        (name, control), id=case, marks=[*marks, pytest.mark.alone] if flows else marks
+        (name, control), id=case, marks=[*marks, pytest.mark.real_tcp] if flows else marks
     )
 
 
@@ -148,14 +149,14 @@ def up(live: Shared) -> Iterator[Shared]:
     live.reset()
 
 
-def plan_for(a: Analysis, caps: Capabilities) -> MeasurePlan:
+def plan_for(a: Analysis, caps: Capabilities, *, flows: bool = True) -> MeasurePlan:
     """Every NIC, the traced path across SUs, the uplink flows, the jobs, every cable."""
     plan = MeasurePlan()
     if "probes" in caps.measurements:
         plan = plan | island_plan(a, MeasureOptions())
     if "paths" in caps.measurements:
         plan = plan | MeasurePlan(paths=(("su01/node01/nic0", "su02/node02/nic0"),))
-    if "flows" in caps.measurements:
+    if flows and "flows" in caps.measurements:
         leaf = FABRIC.index["su01/leaf-r0"]
         plan = plan | MeasurePlan(flows=(uplink_flow_group(a, leaf),), flow_seconds=1.0)
     if "jobs" in caps.measurements:
@@ -172,9 +173,9 @@ def analysis(state: FaultState) -> Analysis:
     return Analysis(FABRIC, Observation.from_state(state), JOBS)
 
 
-def measure_and_compare(be: Backend, state: FaultState) -> Measurements:
+def measure_and_compare(be: Backend, state: FaultState, *, flows: bool = True) -> Measurements:
     a = analysis(state)
-    plan = plan_for(a, be.capabilities)
+    plan = plan_for(a, be.capabilities, flows=flows)
     m = be.measure(plan)
     assert m.missing(plan) == []
     assert disagreements(predict_measurements(a, plan), m) == []
@@ -202,11 +203,13 @@ def test_close_is_safe_before_apply_and_twice(backend: Backend) -> None:
     backend.close()
 
 
+@pytest.mark.measures_flows
 def test_the_healthy_fabric_measures_as_described(up: Shared) -> None:
     seconds = up.settle(SETTLE)
     assert isinstance(seconds, float)
     assert 0.0 <= seconds <= SETTLE
-    m = measure_and_compare(up, FaultState.healthy(FABRIC))
+    m = up.check_healthy(again=True)
+    assert m is not None
     # keyed by the fabric's own ids, and nothing that was not asked for
     plan = plan_for(analysis(FaultState.healthy(FABRIC)), up.capabilities)
     assert m.backend == up.name
@@ -229,6 +232,7 @@ def _applied(raw: Any) -> AppliedFault:
     return Fault.parse(raw).resolve(FABRIC)
 
 
+@pytest.mark.measures_flows
 @pytest.mark.parametrize("kind", list(FAULTS))
 def test_every_claimed_fault_measures_as_predicted_and_reverts(up: Shared, kind: str) -> None:
     applied = _applied(FAULTS[kind])
@@ -242,16 +246,15 @@ def test_every_claimed_fault_measures_as_predicted_and_reverts(up: Shared, kind:
         assert result.status == "skipped"
         assert result.error == f"not supported on {up.name}: {why}"
         return
-    be = up
     healthy = FaultState.healthy(FABRIC)
-    measure_and_compare(be, healthy)
-    be.inject(applied)
-    be.settle(SETTLE)
-    measure_and_compare(be, healthy.inject(applied))
-    be.revert(applied)
-    be.settle(SETTLE)
-    be.restart([j.name for j in JOBS])  # a job the fault crashed stays down until then
-    measure_and_compare(be, healthy)
+    up.check_healthy()  # measured unless nothing changed since the fabric last measured healthy
+    up.inject(applied)
+    up.settle(SETTLE)
+    measure_and_compare(up, healthy.inject(applied))
+    up.revert(applied)
+    up.settle(SETTLE)
+    up.restart([j.name for j in JOBS])  # a job the fault crashed stays down until then
+    up.check_healthy()
 
 
 def test_a_crashed_job_stays_down_until_restarted(up: Shared) -> None:
@@ -284,7 +287,9 @@ def test_kills_it_claims_work_and_the_others_skip(up: Shared, target: str) -> No
         return
     up.inject(applied)  # reverted after the test (``up``)
     up.settle(SETTLE)
-    measure_and_compare(up, FaultState.healthy(FABRIC).inject(applied))
+    # flows are the fault tests' (every kind, spine kill included); without them this runs
+    # beside other tests
+    measure_and_compare(up, FaultState.healthy(FABRIC).inject(applied), flows=False)
 
 
 class Recording:
@@ -363,26 +368,54 @@ class Shared(Recording):
     the backend has but flows, which the tests that measure them compare themselves).
     If any of that fails the fabric is rebuilt before the error is raised, so the next
     test starts healthy either way.
+
+    :meth:`check_healthy` measures the healthy fabric with everything (flows too) and
+    compares it with the model, unless it did so already and nothing was injected,
+    reverted, restarted or rebuilt since (``verified``): a test that ends with the fabric
+    measured healthy needs no :meth:`reset`, and the next one no new healthy measurement.
     """
 
     def __init__(self, inner: Backend, case: tuple[str, str]) -> None:
         super().__init__(inner)
         self.case = case  # (backend name, control plane)
         self.injected: list[AppliedFault] = []
+        self.verified = False  # measured healthy, everything compared, since the last change
 
     def build(self) -> None:
+        self.verified = False
         self.apply(FABRIC, JOBS)
         self.settle(SETTLE)
 
     def inject(self, fault: AppliedFault) -> None:
+        self.verified = False
         super().inject(fault)
         self.injected.append(fault)
 
     def revert(self, fault: AppliedFault) -> None:
+        self.verified = False
         super().revert(fault)
         self.injected = [f for f in self.injected if f is not fault]
 
+    def restart(self, jobs: Sequence[str]) -> None:
+        self.verified = False
+        super().restart(jobs)
+
+    def close(self) -> None:
+        self.verified = False
+        super().close()
+
+    def check_healthy(self, *, again: bool = False) -> Measurements | None:
+        """Measure the healthy fabric and compare (``None``: verified already, not measured)."""
+        if self.verified and not again:
+            return None
+        assert not self.injected, "check_healthy with faults injected"
+        m = measure_and_compare(self, FaultState.healthy(FABRIC))
+        self.verified = True
+        return m
+
     def reset(self) -> None:
+        if self.verified and not self.injected:
+            return  # the test ended measuring it healthy
         try:
             for fault in reversed(self.injected):
                 self.revert(fault)
