@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.backends.ledger import process_start_ticks
+from harness.backends.processes import process_start_ticks
 from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric
 

@@ -33,8 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.backends.ledger import Ledger
-from harness.backends.ledger import process_alive
-from harness.backends.ledger import process_start_ticks
+from harness.backends.processes import process_alive
 from harness.errors import BackendError
 
 FRR_DIR = Path("/usr/lib/frr")
@@ -194,13 +193,10 @@ def spawn(ledger: Ledger, switch: SwitchDir, daemon: str, netns_fd: int) -> Daem
         _child(r, netns_fd, switch.path, argv, log)
     os.close(r)
     try:
-        start = process_start_ticks(pid)
+        start = ledger.track_process(pid, f"{daemon} in {switch.namespace}", argv)
         if start is None:
             msg = f"{daemon} for {switch.namespace} exited before it was recorded"
             raise BackendError(msg)
-        ledger.record(
-            "process", str(pid), start_ticks=start, what=f"{daemon} in {switch.namespace}"
-        )
         os.write(w, b"g")
     except BaseException:
         with contextlib.suppress(ProcessLookupError):

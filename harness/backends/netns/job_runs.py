@@ -33,8 +33,6 @@ from pathlib import Path
 from typing import IO
 from typing import Any
 
-from harness.backends.ledger import kill_process
-from harness.backends.ledger import process_start_ticks
 from harness.backends.measurement import JobEnd
 from harness.backends.measurement import JobRun
 from harness.backends.netns.emulation import Emulation
@@ -42,6 +40,8 @@ from harness.backends.netns.emulation import running_ledger
 from harness.backends.netns.job_worker import RankConfig
 from harness.backends.netns.nsutil import NETNS_RUN_DIR
 from harness.backends.netns.spawn import Ports
+from harness.backends.processes import kill_process
+from harness.backends.processes import process_start_ticks
 from harness.errors import BackendError
 from harness.fabric.jobs import Job
 from harness.fabric.model import Kind
