@@ -25,6 +25,8 @@ Modules:
 ``measurement``    What a backend measured, and what it was asked to measure.
 ``model``          The model backend: the fabric as a pure in-memory graph (no side effects).
 ``model_measure``  What the model says a backend should measure.
+``processes``      Processes a run starts: who they are in /proc, whether they live, how they
+                   are ended.
 ``protocol``       The backend protocol: how a fabric is realized, broken and measured.
 ``signals``        SIGTERM and SIGHUP turned into a clean exit, so every ``finally`` (and
                    ``close``) runs.

@@ -23,19 +23,30 @@ import contextlib
 import fcntl
 import importlib
 import json
+import logging
 import os
 import secrets
 import shutil
-import signal
 import string
 import time
 from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from harness.backends.processes import Check
+from harness.backends.processes import Tracked
+from harness.backends.processes import check_tracked
+from harness.backends.processes import kill_process
+from harness.backends.processes import process_alive
+from harness.backends.processes import process_alive_owner
+from harness.backends.processes import process_start_ticks
+from harness.backends.processes import tracked
 from harness.errors import BackendError
+
+log = logging.getLogger(__name__)
 
 RUN_ID_ALPHABET = string.ascii_lowercase + string.digits
 RUN_ID_LENGTH = 5  # "h" + 5 chars: 60 million ids, 6 chars before the namespace suffix
@@ -44,22 +55,6 @@ RUN_ID_LENGTH = 5  # "h" + 5 chars: 60 million ids, 6 chars before the namespace
 def state_root() -> Path:
     """Where run ledgers live (``HARNESS_STATE_DIR`` or ``/run/harness``)."""
     return Path(os.environ.get("HARNESS_STATE_DIR", "/run/harness"))
-
-
-def process_start_ticks(pid: int) -> int | None:
-    """The start time of ``pid`` in clock ticks since boot, None if it is gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
-        return None
-    # the command may contain spaces and parentheses: fields start after the last ')'
-    rest = stat[stat.rindex(")") + 2 :].split()
-    return int(rest[19])
-
-
-def process_alive(pid: int, start_ticks: int) -> bool:
-    """True when ``pid`` is still the process that started at ``start_ticks``."""
-    return process_start_ticks(pid) == start_ticks
 
 
 @contextlib.contextmanager
@@ -201,10 +196,18 @@ class Ledger:
             )
             raise BackendError(msg)
 
-    def track_process(self, pid: int, what: str) -> None:
-        """Record a process this run started, with its start time (no reused PID is ever
-        signalled)."""
-        self.record("process", str(pid), start_ticks=process_start_ticks(pid), what=what)
+    def track_process(self, pid: int, what: str, execs: Sequence[str] | None = None) -> int | None:
+        """Record a process this run started, before it runs what it is for; its start time.
+
+        The entry holds its start time (no reused PID is ever signalled), its command
+        line, ``execs`` (the command line it will ``exec``, for a launcher held until it
+        is recorded) and its parent: ``harness clean`` ends it only while it is still
+        that process (:func:`~harness.backends.processes.check_tracked`).
+        """
+        data = tracked(pid, what, execs)
+        self.record("process", str(pid), **data)
+        start: int | None = data["start_ticks"]
+        return start
 
     # -- host-wide settings -----------------------------------------------------
     def raise_sysctl(self, key: str, minimum: int) -> None:
@@ -303,22 +306,6 @@ class CleanReport:
         return any(self.removed.values())
 
 
-def kill_process(pid: int, start_ticks: int | None, timeout: float = 3.0) -> bool:
-    """SIGTERM then SIGKILL one process, only if it is still the one recorded."""
-    if start_ticks is None or not process_alive(pid, start_ticks):
-        return False
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not process_alive(pid, start_ticks):
-            return True
-        time.sleep(0.02)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    return True
-
-
 def clean(*, root: Path | None = None, include_detached: bool = False) -> CleanReport:
     """Remove what dead runs left behind (ledger-driven); live runs are left alone."""
     root = root or state_root()
@@ -337,12 +324,6 @@ def clean(*, root: Path | None = None, include_detached: bool = False) -> CleanR
     return report
 
 
-def process_alive_owner(owner: dict[str, Any]) -> bool:
-    """Whether the process an owner record names still runs (the same process, not a reused PID)."""
-    start = owner.get("start_ticks")
-    return start is not None and process_alive(int(owner["pid"]), int(start))
-
-
 def _safe_owner(ledger: Ledger) -> dict[str, Any]:
     try:
         return ledger.owner()
@@ -357,18 +338,36 @@ def _safe_owner(ledger: Ledger) -> dict[str, Any]:
 TEARDOWNS: dict[str, str] = {"netns": "harness.backends.netns.teardown"}
 
 
-def teardown_entries(ledger: Ledger) -> list[str]:
+def teardown_entries(ledger: Ledger, refused: list[str] | None = None) -> list[str]:
     """Remove every object a ledger lists, processes first; returns what was removed.
 
-    The recorded processes are ended first (by PID and start time); then each backend's
+    The recorded processes are ended first (by PID and start time), each only
+    while it is still the process recorded (its command line and parent); an
+    entry naming a live process that is not is refused: logged as a warning,
+    appended to ``refused`` when given, and the process left alone.  Then each backend's
     :data:`TEARDOWNS` module removes its objects (the netns backend: the run's own
     namespaces, whatever still runs inside them, and what lived in them).
     """
     removed: list[str] = []
     for e in ledger.entries("process"):
-        if kill_process(int(e.name), e.data.get("start_ticks")):
+        check = _check_process(e)
+        if check.verdict is Tracked.NOT_MINE:
+            why = (
+                f"refusing process {e.name} ({e.data.get('what', '?')}) of run {ledger.run_id}: "
+                f"{check.why}; it is not what the run started, so it is left alone"
+            )
+            log.warning("%s", why)
+            if refused is not None:
+                refused.append(why)
+        elif check.verdict is Tracked.MINE and kill_process(int(e.name), e.data.get("start_ticks")):
             removed.append(f"process {e.name} ({e.data.get('what', '')})")
     for kind, module in TEARDOWNS.items():
         if ledger.entries(kind):
             removed += importlib.import_module(module).teardown(ledger)
     return removed
+
+
+def _check_process(e: Entry) -> Check:
+    if not e.name.isdigit() or not 0 < int(e.name) < 1 << 22:
+        return Check(Tracked.NOT_MINE, "its name is not a PID")
+    return check_tracked(int(e.name), e.data)

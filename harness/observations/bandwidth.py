@@ -65,6 +65,18 @@ def _bandwidth(
 BUSBW_ARGS: dict[str, ArgType] = {"job": str, "collective": str}
 
 
+#: The observations refused while a link loses packets (:func:`refuse_lossy`), always.
+LOSSLESS_ONLY = frozenset({"job_busbw_gbs", "job_busbw_ratio", "min_job_busbw_ratio"})
+
+
+def refuses_lossy(name: str, args: Mapping[str, Any]) -> bool:
+    """Whether observation ``name`` with ``args`` is refused while a link loses packets:
+    a job's bus bandwidth, and ``leaf_uplink_ratio`` of one ``leaf`` (flows fill its
+    uplinks).  :func:`harness.scenario.prepare.prepare` asks it of every expectation, so a
+    scenario that expects one while a ``flaky`` fault holds is refused before it runs."""
+    return name in LOSSLESS_ONLY or (name == "leaf_uplink_ratio" and args.get("leaf") is not None)
+
+
 def refuse_lossy(a: Analysis, name: str) -> None:
     """Refuse an achieved-bandwidth observation while a link loses packets (``flaky``).
 

@@ -4,8 +4,9 @@
 inject step's selector, plays the restore steps against the faults applied by
 then, and checks every expectation's arguments against the fabric and the jobs
 (a ``job:`` that does not exist, a ``between:`` that is not a GPU, a
-bisection on one SU).  It reports **every** problem at once, each located at
-its file:line:column, as one :class:`~harness.errors.ScenarioError`.
+bisection on one SU, a bandwidth expected while a link is ``flaky``).  It
+reports **every** problem at once, each located at its file:line:column, as
+one :class:`~harness.errors.ScenarioError`.
 
 ``harness validate`` calls it and stops; the runner calls it and then runs the
 prepared steps, so a file that ``run`` rejects is rejected by ``validate`` with
@@ -44,8 +45,13 @@ from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
 from harness.fabric.routing import Routing
 from harness.fabric.routing import resolve
 from harness.faults.fault import AppliedFault
+from harness.faults.fault import FaultState
 from harness.inputs.location import Location
 from harness.inputs.suggest import did_you_mean
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
+from harness.observations.bandwidth import refuse_lossy
+from harness.observations.bandwidth import refuses_lossy
 from harness.scenario.model import ExpectStep
 from harness.scenario.model import InjectStep
 from harness.scenario.model import RestartStep
@@ -168,6 +174,8 @@ def _steps(
             out.append(PreparedStep(step))
         elif isinstance(step, ExpectStep):
             _check_expectations(step, fabric, jobs, problems)
+            held = [out[p].applied for p, _ in applied]
+            _check_lossless(step, fabric, [a for a in held if a is not None], problems)
             out.append(PreparedStep(step))
         else:
             out.append(PreparedStep(step))
@@ -220,6 +228,23 @@ def _check_expectations(
     for e in step.expectations:
         for message in _argument_problems(e.observation, dict(e.args), fabric, jobs):
             problems.append(Problem(message, e.where.path, e.where.line, e.where.column))
+
+
+def _check_lossless(
+    step: ExpectStep, fabric: Fabric, held: list[AppliedFault], problems: list[Problem]
+) -> None:
+    """Refuse, now, the bandwidth expectations the model refuses while a link is ``flaky``
+    (:func:`~harness.observations.bandwidth.refuses_lossy`): the run would build a whole
+    emulation only to stop at this step with the same message."""
+    asks = [e for e in step.expectations if refuses_lossy(e.observation, dict(e.args))]
+    if not asks or not any(a.loss for a in held):
+        return
+    a = Analysis(fabric, Observation.from_state(FaultState(fabric, tuple(held))))
+    for e in asks:
+        try:
+            refuse_lossy(a, e.observation)
+        except ScenarioError as err:
+            problems.extend(located(err, e.where))
 
 
 def _argument_problems(

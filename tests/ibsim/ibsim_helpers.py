@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.backends.ledger import process_start_ticks
+from harness.backends.processes import process_alive
 from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric
 
@@ -19,5 +19,6 @@ def small_fabric(sus: int = 2, spines: int = 2) -> Fabric:
 
 
 def gone(pid: int, start_ticks: int | None) -> bool:
-    """The process that had this PID and start time no longer runs."""
-    return process_start_ticks(pid) != start_ticks
+    """The process that had this PID and start time no longer runs (a zombie its new
+    parent has not reaped yet has ended)."""
+    return start_ticks is None or not process_alive(pid, start_ticks)

@@ -9,6 +9,7 @@ share -- before and after.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -106,6 +107,21 @@ def test_every_ibsim_scenario_passes_with_0_mismatches_and_nothing_is_left(
     assert run_ids(state_root) == []
 
 
+def _wait_for_reroutes(root: Path, count: int, timeout: float = 120) -> None:
+    """Until OpenSM of the (one) run under ``root`` has brought the subnet up ``count`` times."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for rid in run_ids(root):
+            with contextlib.suppress(FileNotFoundError):
+                if (root / rid / "ibsim" / "opensm.log").read_text(errors="replace").count(
+                    "SUBNET UP"
+                ) >= count:
+                    return
+        time.sleep(0.005)
+    msg = f"OpenSM under {root} did not bring the subnet up {count} times in {timeout:g} s"
+    raise AssertionError(msg)
+
+
 def _wait_for_daemons(root: Path, timeout: float = 120) -> list[tuple[int, int | None]]:
     """The ibsim and OpenSM the run recorded, once both are in its ledger."""
     deadline = time.monotonic() + timeout
@@ -127,7 +143,7 @@ def test_a_sigkilled_run_leaves_nothing_after_harness_clean(state_root: Path) ->
                               stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         daemons = _wait_for_daemons(state_root)
-        time.sleep(1.0)  # into the run: OpenSM routing, faults on the console
+        _wait_for_reroutes(state_root, 2)  # into the run: the drain's first cable rerouted
     finally:
         runner.send_signal(signal.SIGKILL)
         runner.wait(30)

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends.ledger import process_alive
 from harness.backends.ledger import run_ids
 from harness.backends.measurement import MeasurePlan
 from harness.backends.netns.backend import NetnsBackend
@@ -28,6 +27,7 @@ from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.faults import FaultEngine
 from harness.backends.netns.probe import probe
 from harness.backends.netns.probe import sample_pairs
+from harness.backends.processes import process_alive
 from harness.cli import main
 from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric

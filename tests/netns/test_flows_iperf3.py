@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends.ledger import process_alive
 from harness.backends.measurement import MeasurePlan
 from harness.backends.model_measure import predict_flows
 from harness.backends.netns.backend import NetnsBackend
+from harness.backends.processes import process_alive
 from harness.fabric.generators import two_tier
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState

@@ -20,12 +20,12 @@ import pytest
 
 from harness.backends.ledger import Ledger
 from harness.backends.ledger import clean
-from harness.backends.ledger import process_alive
 from harness.backends.ledger import run_ids
 from harness.backends.measurement import JobRun
 from harness.backends.measurement import MeasurePlan
 from harness.backends.netns import nsutil
 from harness.backends.netns.backend import NetnsBackend
+from harness.backends.processes import process_alive
 from harness.errors import BackendError
 from harness.fabric.generators import dual_tor
 from harness.fabric.generators import two_tier

@@ -8,7 +8,11 @@ is injected.  Each case below once passed ``validate`` and failed ``run``.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -71,6 +75,16 @@ CASES: dict[str, tuple[str, str]] = {
     "drain-a-nic": (
         SEED + "steps:\n  - inject: {drain: su01/node01/nic0}\n",
         "drain cannot apply to su01/node01/nic0 (a nic)",
+    ),
+    "uplink-flows-of-a-leaf-while-flaky": (
+        SEED + "steps:\n  - inject: {flaky: {target: {between: [su01/leaf-r0, spine-01]}, "
+        "loss: 1%}}\n  - expect: {leaf_uplink_ratio: {leaf: su01/leaf-r0, is: 1}}\n",
+        "6:14: leaf_uplink_ratio: the model does not predict bandwidth through a lossy link",
+    ),
+    "busbw-while-flaky": (
+        SEED + "jobs: [per-su]\nsteps:\n  - inject: {flaky: {target: 'su01/leaf-r0:21--spine-01:1'"
+        ", loss: 1%}}\n  - expect: {job_busbw_ratio: 1}\n",
+        "7:14: job_busbw_ratio: the model does not predict bandwidth through a lossy link",
     ),
     "degrade-more-lanes-than-the-cable-has": (
         SEED + "steps:\n  - inject: {degrade: {target: 'su01/leaf-r0:21--spine-01:1', lanes: 4}}\n",
@@ -236,3 +250,44 @@ def test_restore_choice_errors() -> None:
         restore_choice([], "all")
     with pytest.raises(ScenarioError, match=r"named 'c' \(named: \['a'\]\)"):
         restore_choice(["a", None], "c")
+
+
+FLAKY_UPLINK_RATIO = """\
+name: flaky-ratio
+description: one leaf's uplink ratio, measured with flows, while its uplink is flaky
+backends: [model, netns]
+fabric: {{file: {fabric}}}
+steps:
+  - inject: {{flaky: {{target: {{between: [leaf-r0, spine1]}}, loss: 10%}}}}
+  - expect:
+      leaf_uplink_ratio: {{leaf: leaf-r0, is: "> 0.5"}}
+  - restore: all
+  - expect:
+      leaf_uplink_ratio: {{leaf: leaf-r0, is: 1}}
+"""
+
+
+@pytest.mark.privileged
+def test_a_bandwidth_expected_while_flaky_stops_netns_before_anything_is_built(
+    tmp_path: Path,
+) -> None:
+    tiny = Path(__file__).parents[2] / "fabrics" / "tiny-explicit.yaml"
+    path = tmp_path / "flaky-ratio.yaml"
+    path.write_text(FLAKY_UPLINK_RATIO.format(fabric=tiny), encoding="utf-8")
+    state = tmp_path / "state"
+    env = {**os.environ, "HARNESS_STATE_DIR": str(state)}
+    for command in (["validate"], ["run", "--backend", "netns"]):
+        t0 = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", *command, str(path)],
+            capture_output=True, text=True, env=env, timeout=60, check=False,
+        )  # fmt: skip
+        took = time.monotonic() - t0
+        assert done.returncode == 2, done.stderr
+        assert (
+            f"error: {path}:8:7: leaf_uplink_ratio: the model does not predict bandwidth "
+            "through a lossy link (leaf-r0:5--spine1:1 loses 10% of its packets, flaky)"
+        ) in done.stderr
+        assert done.stderr.count("error: ") == 1 + (command == ["validate"])  # + the summary
+        assert took < 5, f"{command[0]} took {took:.1f} s (python and its imports: about 1 s)"
+    assert not state.exists()  # no run ledger: not a namespace was made

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import IO
 
 from harness.backends.ledger import Ledger
-from harness.backends.ledger import kill_process
-from harness.backends.ledger import process_start_ticks
+from harness.backends.processes import kill_process
 from harness.errors import BackendError
 
 UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
@@ -99,11 +98,15 @@ def start_owned(
         )
     finally:
         out.close()
-    ticks = process_start_ticks(proc.pid)
+    assert proc.stdin is not None
     try:
-        ledger.record("process", str(proc.pid), start_ticks=ticks, what=what)
-    finally:
-        assert proc.stdin is not None
+        ticks = ledger.track_process(proc.pid, what, argv)
+    except BaseException:  # not in the ledger: it never runs (the shell waits for "go")
+        proc.kill()
+        proc.wait()
+        proc.stdin.close()
+        raise
+    else:
         proc.stdin.write(b"go\n")
         proc.stdin.flush()
         if not stdin_pipe:

@@ -35,8 +35,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.backends.ledger import kill_process
-from harness.backends.ledger import process_start_ticks
 from harness.backends.measurement import Flow
 from harness.backends.measurement import FlowGroup
 from harness.backends.netns.emulation import Emulation
@@ -45,6 +43,8 @@ from harness.backends.netns.nsutil import NETNS_RUN_DIR
 from harness.backends.netns.spawn import Held
 from harness.backends.netns.spawn import Ports
 from harness.backends.netns.spawn import spawn_held
+from harness.backends.processes import kill_process
+from harness.backends.processes import process_start_ticks
 from harness.errors import BackendError
 
 PORTS = (20000, 28999)  # inside the run's namespaces; below the ephemeral range
@@ -187,7 +187,7 @@ class Flows:
 
     def _spawn(self, netns: str, argv: list[str], what: str, out: Path) -> Held:
         with open(out, "wb") as fh:
-            return spawn_held(netns, argv, lambda pid: self.ledger.track_process(pid, what),
+            return spawn_held(netns, argv, lambda pid: self.ledger.track_process(pid, what, argv),
                               stdout=fh, stderr=subprocess.STDOUT)  # fmt: skip
 
     def run(self, group: FlowGroup, seconds: float) -> tuple[Flow, ...]:

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import os
 import pwd
 import signal
+import stat
 import subprocess
 import time
 from collections.abc import Sequence
@@ -33,8 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.backends.ledger import Ledger
-from harness.backends.ledger import process_alive
-from harness.backends.ledger import process_start_ticks
+from harness.backends.processes import process_alive
 from harness.errors import BackendError
 
 FRR_DIR = Path("/usr/lib/frr")
@@ -113,15 +114,25 @@ class SwitchDir:
         self.vty = self.path / "vty"
 
     def make(self, configs: dict[str, str]) -> None:
-        """Create the directory (owned by the frr user, as FRR drops to it) and the configs."""
+        """Create the directory (owned by the frr user, as FRR drops to it) and the configs.
+
+        Each directory and file is made new (an existing one, a symlink above all,
+        is an error) and handed to the frr user by its descriptor or without
+        following symlinks: root never writes or chowns through a path the frr
+        user could have planted.
+        """
         user = pwd.getpwnam(FRR_USER)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         for d in (self.path, self.vty, self.path / "run", self.path / "run" / "frr"):
-            d.mkdir(mode=0o750, parents=True, exist_ok=True)
-            os.chown(d, user.pw_uid, user.pw_gid)
+            d.mkdir(mode=0o750)
+            os.chown(d, user.pw_uid, user.pw_gid, follow_symlinks=False)
         for daemon, text in configs.items():
-            f = self.path / f"{daemon}.conf"
-            f.write_text(text)
-            os.chown(f, user.pw_uid, user.pw_gid)
+            fd = open_output(self.path / f"{daemon}.conf", new=True)
+            try:
+                os.fchown(fd, user.pw_uid, user.pw_gid)
+                os.write(fd, text.encode())
+            finally:
+                os.close(fd)
 
     def argv(self, daemon: str) -> list[str]:
         """The daemon's command line, with paths as it sees them (``/var/tmp`` = this dir)."""
@@ -139,6 +150,32 @@ class SwitchDir:
         if daemon == "bfdd":
             argv += ["--bfdctl", str(inside / "bfdd.sock")]
         return argv
+
+
+def open_output(path: Path, *, new: bool = False) -> int:
+    """Open a file of a daemon's directory (which the frr user can write) for root to write.
+
+    Never through a symlink (``O_NOFOLLOW``), never a FIFO or device, never a
+    file with another name elsewhere (a hard link): any of these is an
+    ``OSError`` naming the path.  ``new``: the file must not exist yet
+    (``O_EXCL``); else it is appended to.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    flags |= os.O_EXCL if new else os.O_APPEND
+    try:
+        fd = os.open(path, flags, 0o640)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            msg = f"{path} is a symlink: refusing to write through it"
+            raise OSError(err.errno, msg) from err
+        raise
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+        os.close(fd)
+        msg = f"{path} is not a plain file of its own: refusing to write to it"
+        raise OSError(errno.EPERM, msg)
+    os.set_blocking(fd, True)
+    return fd
 
 
 def _check(rc: int, what: str) -> None:
@@ -161,7 +198,7 @@ def _child(gate: int, netns_fd: int, where: Path, argv: list[str], log: Path) ->
     try:
         if os.read(gate, 1) != b"g":  # the parent died before recording us: never run
             os._exit(0)
-        out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)  # before /run moves
+        out = open_output(log)  # before /run moves; never through a symlink the frr user left
         null = os.open(os.devnull, os.O_RDONLY)
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # Python ignores it; a daemon must not
         _check(_libc.setns(netns_fd, CLONE_NEWNET), "setns")
@@ -194,13 +231,10 @@ def spawn(ledger: Ledger, switch: SwitchDir, daemon: str, netns_fd: int) -> Daem
         _child(r, netns_fd, switch.path, argv, log)
     os.close(r)
     try:
-        start = process_start_ticks(pid)
+        start = ledger.track_process(pid, f"{daemon} in {switch.namespace}", argv)
         if start is None:
             msg = f"{daemon} for {switch.namespace} exited before it was recorded"
             raise BackendError(msg)
-        ledger.record(
-            "process", str(pid), start_ticks=start, what=f"{daemon} in {switch.namespace}"
-        )
         os.write(w, b"g")
     except BaseException:
         with contextlib.suppress(ProcessLookupError):
@@ -250,10 +284,17 @@ def stop(daemons: Sequence[Daemon], timeout: float = 5.0) -> None:
 
 
 def _tail(path: Path, lines: int = 3) -> str:
+    """The last lines of a daemon's file (never read through a symlink: root would show
+    whatever it points to)."""
     try:
-        return " | ".join(path.read_text().strip().splitlines()[-lines:])
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return ""
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        text = fh.read(1 << 20).decode(errors="replace")
+    return " | ".join(text.strip().splitlines()[-lines:])
 
 
 def vtysh(

@@ -1,9 +1,10 @@
 """The jobs of a netns run: started with the fabric, watched, restarted, measured.
 
 :class:`GlooJobs` starts one fork server (:mod:`~harness.backends.netns.job_worker`,
-recorded in the ledger) which imports torch once and forks one rank per server of
-every job; each rank runs in its server's namespace with one gloo process group
-per rail.  Ranks append progress lines to ``RUN_DIR/jobs/JOB.GEN.rankR.jsonl``.
+recorded in the ledger before it runs: :func:`start_fork_server`) which imports
+torch once and forks one rank per server of every job; each rank runs in its
+server's namespace with one gloo process group per rail.  Ranks append progress
+lines to ``RUN_DIR/jobs/JOB.GEN.rankR.jsonl``.
 
 :meth:`GlooJobs.measure` watches a job for a window: *alive* when every rank
 completed iterations in it (the rate is rank 0's iterations per second); when a
@@ -21,6 +22,7 @@ the kernel kills ranks whose fork server died (``PR_SET_PDEATHSIG``).
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import re
 import subprocess
@@ -32,9 +34,9 @@ from dataclasses import field
 from pathlib import Path
 from typing import IO
 from typing import Any
+from typing import TextIO
 
-from harness.backends.ledger import kill_process
-from harness.backends.ledger import process_start_ticks
+from harness.backends.ledger import Ledger
 from harness.backends.measurement import JobEnd
 from harness.backends.measurement import JobRun
 from harness.backends.netns.emulation import Emulation
@@ -42,6 +44,9 @@ from harness.backends.netns.emulation import running_ledger
 from harness.backends.netns.job_worker import RankConfig
 from harness.backends.netns.nsutil import NETNS_RUN_DIR
 from harness.backends.netns.spawn import Ports
+from harness.backends.netns.spawn import spawn_held
+from harness.backends.processes import kill_process
+from harness.backends.processes import process_alive
 from harness.errors import BackendError
 from harness.fabric.jobs import Job
 from harness.fabric.model import Kind
@@ -129,6 +134,41 @@ class _Job:
     started: float = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class _ForkServer:
+    """The running fork server: its process, and its stdin and stdout as text."""
+
+    proc: subprocess.Popen[bytes]
+    start_ticks: int | None
+    commands: TextIO  # one JSON command a line
+    replies: TextIO  # one JSON reply a line
+
+
+def start_fork_server(ledger: Ledger, log: Path) -> _ForkServer:
+    """Start the gloo fork server of ``ledger``'s run, in the ledger before it runs.
+
+    It is launched held (:func:`~harness.backends.netns.spawn.spawn_held`, in the
+    caller's namespace): the launcher's PID, command line and the command line
+    it will ``exec`` are recorded first, then it is let go.  It does nothing but
+    import torch until it is told to start a rank.
+    """
+    argv = [sys.executable, "-m", "harness.backends.netns.job_worker",
+            ledger.run_id, str(ledger.root)]  # fmt: skip
+    ticks: list[int | None] = []
+
+    def record(pid: int) -> None:
+        ticks.append(ledger.track_process(pid, "gloo fork server", argv))
+
+    with open(log, "ab") as err:
+        proc = spawn_held(
+            None, argv, record, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err
+        ).go()
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    commands = io.TextIOWrapper(proc.stdin, write_through=True)
+    return _ForkServer(proc, ticks[0], commands, io.TextIOWrapper(proc.stdout))
+
+
 class GlooJobs:
     """Real torch.distributed/gloo jobs in a running :class:`Emulation`."""
 
@@ -140,7 +180,7 @@ class GlooJobs:
         self.elements = elements
         self.dir = self.ledger.dir / "jobs"
         self.jobs = {j.name: _Job(j) for j in jobs}
-        self._server: subprocess.Popen[str] | None = None
+        self._server: _ForkServer | None = None
         self._ports = Ports(*STORE_PORTS)
         for j in jobs:
             self._interfaces(j)  # refuse what the gloo job cannot be, before anything starts
@@ -150,17 +190,7 @@ class GlooJobs:
         """Start the fork server and every job (ranks are forked once torch is imported)."""
         self.ledger.record("file", "jobs")
         self.dir.mkdir(mode=0o700, exist_ok=True)
-        log = open(self.dir / "server.log", "ab")  # noqa: SIM115 (the server's lifetime)
-        try:
-            self._server = subprocess.Popen(
-                [sys.executable, "-m", "harness.backends.netns.job_worker",
-                 self.ledger.run_id, str(self.ledger.root)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-            )  # fmt: skip
-        finally:
-            log.close()
-        # it does nothing but import torch until told to start a rank
-        self.ledger.track_process(self._server.pid, "gloo fork server")
+        self._server = start_fork_server(self.ledger, self.dir / "server.log")
         for j in self.jobs.values():
             self._start(j)
 
@@ -193,7 +223,6 @@ class GlooJobs:
 
     def _start(self, j: _Job) -> None:
         assert self._server is not None
-        assert self._server.stdin is not None
         servers = self._interfaces(j.job)
         port = self._ports.next()
         store = servers[0][2]
@@ -205,8 +234,8 @@ class GlooJobs:
                 port, j.job.timeout, self.elements, f"{stem}.jsonl", f"{stem}.log",
             )  # fmt: skip
             j.ranks.append(_Rank(cfg))
-            self._server.stdin.write(json.dumps({"op": "start", "rank": cfg.to_json()}) + "\n")
-        self._server.stdin.flush()
+            self._server.commands.write(json.dumps({"op": "start", "rank": cfg.to_json()}) + "\n")
+        self._server.commands.flush()
         j.started = time.monotonic()
 
     def _read_pids(self) -> None:
@@ -215,8 +244,7 @@ class GlooJobs:
         if not waiting:
             return
         assert self._server is not None
-        assert self._server.stdout is not None
-        out: IO[str] = self._server.stdout
+        out: IO[str] = self._server.replies
         while waiting:
             line = out.readline()
             if not line:
@@ -260,7 +288,9 @@ class GlooJobs:
     def _ended(r: _Rank) -> bool:
         if _State.of(r).ended is not None:
             return True
-        return r.pid is not None and process_start_ticks(r.pid) != r.start_ticks
+        return r.pid is not None and (
+            r.start_ticks is None or not process_alive(r.pid, r.start_ticks)
+        )
 
     def close(self) -> None:
         """End every rank and the fork server, by PID; idempotent.
@@ -272,22 +302,21 @@ class GlooJobs:
         server, self._server = self._server, None
         if server is None:
             return
+        proc = server.proc
         ranks = [r for j in self.jobs.values() for r in j.ranks]
         for r in ranks:
             if r.pid is not None:
                 kill_process(r.pid, r.start_ticks)
-        if server.poll() is None and any(r.pid is None for r in ranks):
-            kill_process(server.pid, process_start_ticks(server.pid))
-        if server.stdin is not None:
-            with contextlib.suppress(OSError):
-                server.stdin.close()
+        if proc.poll() is None and any(r.pid is None for r in ranks):
+            kill_process(proc.pid, server.start_ticks)
+        with contextlib.suppress(OSError):
+            server.commands.close()
         try:
-            server.wait(timeout=5)
+            proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            kill_process(server.pid, process_start_ticks(server.pid))
-            server.wait()
-        if server.stdout is not None:
-            server.stdout.close()
+            kill_process(proc.pid, server.start_ticks)
+            proc.wait()
+        server.replies.close()
 
     # -- measuring --------------------------------------------------------------------------
     def measure(self, names: Sequence[str], seconds: float, since: float | None) -> list[JobRun]:

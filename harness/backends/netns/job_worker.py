@@ -198,7 +198,7 @@ def serve(run_id: str, root: Path) -> int:
     import torch.distributed  # noqa: F401
 
     from harness.backends.ledger import Ledger
-    from harness.backends.ledger import process_start_ticks
+    from harness.backends.processes import process_start_ticks
 
     ledger = Ledger(run_id, root)
     ranks: dict[int, int | None] = {}

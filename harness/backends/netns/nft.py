@@ -137,7 +137,9 @@ class LossRules:
         proc = spawn(
             str(NETNS_RUN_DIR / name),
             ["nft", *argv],
-            lambda pid: ledger.track_process(pid, f"nft {' '.join(argv)} in {name}"),
+            lambda pid: ledger.track_process(
+                pid, f"nft {' '.join(argv)} in {name}", ["nft", *argv]
+            ),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.backends.ledger import Ledger
-from harness.backends.ledger import process_alive_owner
 from harness.backends.ledger import run_ids
 from harness.backends.ledger import run_is_live
 from harness.backends.ledger import state_root
@@ -20,6 +19,7 @@ from harness.backends.ledger import teardown_entries
 from harness.backends.netns import nsutil
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.plan import DEFAULT_SCALE
+from harness.backends.processes import process_alive_owner
 from harness.backends.signals import cleanup_on_signals
 from harness.errors import BackendError
 from harness.fabric.model import Fabric

@@ -3,11 +3,12 @@
 :func:`spawn` starts this file as a script (``python spawn.py NETNS_PATH GO_FD --
 ARGV...``: the standard library only, so it starts in milliseconds); the
 launcher blocks on the ``GO_FD`` pipe while the caller writes the launcher's PID
-and start time to the run's ledger, then ``setns()``\\ s into the namespace, asks
-the kernel to SIGTERM it when the caller's thread dies (``PR_SET_PDEATHSIG``,
-kept across ``exec``) and ``exec``\\ s the program.  If the caller dies before
-saying go, the launcher reads end-of-file and exits: a program that is not in
-the ledger never runs.
+and start time to the run's ledger, then ``setns()``\\ s into the namespace
+(``NETNS_PATH`` ``-``: it stays in the caller's, for a helper of the run such as
+the gloo fork server), asks the kernel to SIGTERM it when the caller's thread
+dies (``PR_SET_PDEATHSIG``, kept across ``exec``) and ``exec``\\ s the program.
+If the caller dies before saying go, the launcher reads end-of-file and exits:
+a program that is not in the ledger never runs.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 CLONE_NEWNET = 0x40000000
 PR_SET_PDEATHSIG = 1
+NO_NETNS = "-"  # the launcher's NETNS_PATH for a program that stays in the caller's namespace
 
 
 def die_with_parent(sig: int = signal.SIGTERM) -> None:
@@ -93,7 +95,7 @@ class Held:
 
 
 def spawn(
-    netns_path: str,
+    netns_path: str | None,
     argv: Sequence[str],
     record: Any,
     *,
@@ -101,7 +103,8 @@ def spawn(
     stderr: IO[bytes] | int | None = None,
     stdin: IO[bytes] | int | None = subprocess.DEVNULL,
 ) -> subprocess.Popen[bytes]:
-    """Run ``argv`` in ``netns_path``; ``record(pid)`` is called before it starts.
+    """Run ``argv`` in ``netns_path`` (None: in this namespace); ``record(pid)`` is called
+    before it starts.
 
     ``record`` writes the PID to the ledger; if it raises, the launcher is told
     nothing, reads end-of-file and exits without running ``argv``.
@@ -110,7 +113,7 @@ def spawn(
 
 
 def spawn_held(
-    netns_path: str,
+    netns_path: str | None,
     argv: Sequence[str],
     record: Any,
     *,
@@ -119,10 +122,11 @@ def spawn_held(
     stdin: IO[bytes] | int | None = subprocess.DEVNULL,
 ) -> Held:
     """As :func:`spawn`, but the program waits for :meth:`Held.go` (start several at once)."""
+    where = netns_path or NO_NETNS
     r, w = os.pipe()
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(Path(__file__)), netns_path, str(r), "--", *argv],
+            [sys.executable, "-I", "-S", str(Path(__file__)), where, str(r), "--", *argv],
             pass_fds=(r,),
             stdin=stdin,
             stdout=stdout,
@@ -137,7 +141,11 @@ def spawn_held(
     try:
         record(proc.pid)
     except BaseException:
-        held.drop()
+        held.drop()  # the launcher reads end-of-file and exits at once: reap it
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        proc.wait()
         raise
     return held
 
@@ -153,7 +161,8 @@ def _main(args: list[str]) -> int:  # noqa: RET503 (execvp)
     if os.read(fd, 1) != b"g" or os.getppid() != parent:
         return 1  # the caller died before recording this process: run nothing
     os.close(fd)
-    enter_netns(netns_path)
+    if netns_path != NO_NETNS:
+        enter_netns(netns_path)
     os.execvp(argv[0], argv)  # does not return
 
 

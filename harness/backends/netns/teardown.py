@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from harness.backends import ledger as ledgers
+from harness.backends import processes
 from harness.backends.netns import nsutil
 
 
@@ -29,7 +30,7 @@ def processes_in_netns(inodes: set[int]) -> list[tuple[int, int]]:
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue
         if ino in inodes:
-            start = ledgers.process_start_ticks(int(entry.name))
+            start = processes.process_start_ticks(int(entry.name))
             if start is not None:
                 out.append((int(entry.name), start))
     return out
@@ -52,7 +53,7 @@ def teardown(ledger: ledgers.Ledger) -> list[str]:
             inodes.add(ino)
             mine.append(e.name)
     for pid, start in processes_in_netns(inodes):
-        if ledgers.kill_process(pid, start):
+        if processes.kill_process(pid, start):
             removed.append(f"process {pid} (in a namespace of run {ledger.run_id})")
     gone: set[str] = set()
     for name in mine:
