@@ -495,9 +495,13 @@ def clean(*, root: Path | None = None, include_detached: bool = False) -> CleanR
                 report.live.append(rid)  # an emulate-up process still holds it
                 continue
             removed = teardown_entries(ledger)
+        except UntrustedLedger as err:
+            report.failed[rid] = str(err)
+            continue
         except (BackendError, OSError, ValueError) as err:
             report.failed[rid] = (
-                f"{err} (its ledger stays in {ledger.dir}; `harness clean` tries again)"
+                f"{err} (its ledger stays in {ledger.dir}: run `harness clean` again once "
+                "that is fixed)"
             )
             continue
         report.removed[rid] = removed

@@ -210,6 +210,7 @@ def netns_holders(inode: int) -> list[str]:
     """What still holds the namespace ``inode`` (processes in it, descriptors of it, mounts
     of it in this mount namespace); empty when it is gone as far as /proc shows."""
     link = f"net:[{inode}]"
+    nsfs = os.stat("/proc/self/ns/net").st_dev
     out = []
     with contextlib.suppress(OSError), open("/proc/self/mountinfo") as fh:
         out += [f"mount {line.split()[4]}" for line in fh if line.split()[3] == link]
@@ -225,11 +226,18 @@ def netns_holders(inode: int) -> list[str]:
         except OSError:
             continue
         for fd in fds:
+            path = f"/proc/{entry.name}/fd/{fd}"
             with contextlib.suppress(OSError):
-                if os.readlink(f"/proc/{entry.name}/fd/{fd}") == link:
+                if os.readlink(path).startswith(_NOT_NSFS):
+                    continue
+                st = os.stat(path)  # the open file itself (a magic link: no path lookup)
+                if st.st_dev == nsfs and st.st_ino == inode:
                     out.append(f"process {entry.name} (descriptor {fd})")
                     break
     return out
+
+
+_NOT_NSFS = ("socket:", "pipe:", "anon_inode:", "/dev/", "/proc/", "/sys/")
 
 
 def delete_netns(name: str) -> bool:
