@@ -166,13 +166,14 @@ class Ledger:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
         check_root(root)
         roots = (root, DEFAULT_STATE_ROOT)
-        with _locked(HOST_STATE):  # the id is checked and claimed host-wide, atomically
+        home = _claims_home(root)
+        with _locked(home):  # the id is checked and claimed host-wide, atomically
             for _ in range(100):
                 run_id = draw_run_id()
-                if run_claims.id_taken(HOST_STATE, run_id, roots):
+                if run_claims.id_taken(home, run_id, roots):
                     continue
                 (root / run_id).mkdir(mode=0o700)
-                run_claims.claim(HOST_STATE, run_id, root / run_id)
+                run_claims.claim(home, run_id, root / run_id)
                 break
             else:
                 msg = f"cannot allocate a run id unused on this host (under {root})"
@@ -309,11 +310,32 @@ class Ledger:
             shutil.rmtree(self.dir, ignore_errors=True)
         for why in release_sysctls(self.dir):
             self.refuse(why)
-        with _locked(HOST_STATE):
-            run_claims.release(HOST_STATE, self.run_id)
+        home = _claims_home(self.root)
+        with _locked(home):
+            run_claims.release(home, self.run_id)
 
 
 HOST_STATE = Path("/run/harness-host")  # host-wide: shared by every ledger root
+
+
+def _host_state_usable() -> bool:
+    """Whether this user may use :data:`HOST_STATE` (root always; another user only when
+    it is that user's own: then it is a private stand-in, not the host's)."""
+    if os.geteuid() == 0:
+        return True
+    try:
+        HOST_STATE.mkdir(mode=0o700, parents=True, exist_ok=True)
+        check_private(HOST_STATE, "host state directory", directory=True)
+    except (OSError, UntrustedLedger):
+        return False
+    return True
+
+
+def _claims_home(root: Path) -> Path:
+    """Where run ids are claimed: :data:`HOST_STATE`, shared by every ledger root; a user
+    who cannot use it (not root: the ibsim backend, which makes no namespaces and ends
+    its processes by PID and start time, never by name) claims them under its own root."""
+    return HOST_STATE if _host_state_usable() else root / ".claims"
 
 
 def _read_host(root: Path) -> tuple[dict[str, Any], list[str]]:
@@ -373,8 +395,11 @@ def release_sysctls(run_dir: Path) -> list[str]:
     """Drop ``run_dir`` (and runs whose directory is gone) as holders; restore unheld keys.
 
     Returns what was refused (a host table not to be trusted, keys the harness never
-    raises): those are reported and left as they are.
+    raises): those are reported and left as they are.  A user who cannot use the host
+    state (not root) raised none: nothing to do.
     """
+    if not _host_state_usable():
+        return []
     with _locked(HOST_STATE):
         try:
             table, refused = _read_host(HOST_STATE)

@@ -383,3 +383,27 @@ def test_a_forged_host_sysctl_table_is_refused(
     host.chmod(0o770)
     (why,) = release_sysctls(tmp_path / "no-run")
     assert f"host state directory {host} can be written by its group" in why
+
+
+def test_a_namespace_is_mounted_only_after_its_inode_is_recorded(state_dir: Path) -> None:
+    led = Ledger.create("test")
+    name = f"{led.run_id}-n1"
+    ns = nsutil.Namespaces()
+    recorded: list[int] = []
+
+    def fail(inode: int) -> None:  # as a signal or a full disk would, before the mount
+        recorded.append(inode)
+        raise KeyboardInterrupt
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ns.create(name, fail)
+        assert len(recorded) == 1
+        assert not os.path.lexists(nsutil.NETNS_RUN_DIR / name)  # no mount, no placeholder
+        fd = ns.create(name, lambda ino: led.record("netns-created", name, inode=ino))
+        os.close(fd)
+        assert nsutil.inspect(name) == nsutil.NetnsFile("netns", led.entries()[0].data["inode"])
+    finally:
+        ns.close()
+        nsutil.delete_netns(name)
+        led.release()
