@@ -22,12 +22,15 @@ Modules:
 
 ``ledger``         The ledger: what a run created on the host, written down before it is
                    created.
+``ledger_checks``  What a ledger must pass before anything is done with it: who owns its
+                   files, what it names.
 ``measurement``    What a backend measured, and what it was asked to measure.
 ``model``          The model backend: the fabric as a pure in-memory graph (no side effects).
 ``model_measure``  What the model says a backend should measure.
 ``processes``      Processes a run starts: who they are in /proc, whether they live, how they
                    are ended.
 ``protocol``       The backend protocol: how a fabric is realized, broken and measured.
+``run_claims``     Run ids unique on the whole host, not only under one ledger root.
 ``signals``        SIGTERM and SIGHUP turned into a clean exit, so every ``finally`` (and
                    ``close``) runs.
 ``ibsim/``         The ``ibsim`` backend: the fabric in ibsim, routed by a real OpenSM.

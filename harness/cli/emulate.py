@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 
+from harness.cli.common import EXIT_ENVIRONMENT
 from harness.cli.common import EXIT_OK
+from harness.cli.common import print_error
 from harness.cli.common import routing_arg
 from harness.errors import ScenarioError
 from harness.fabric.resolve import resolve_fabric
@@ -78,17 +80,22 @@ def configure_clean(p: argparse.ArgumentParser) -> None:
 
 def cmd_clean(args: argparse.Namespace) -> int:
     """``harness clean``: remove what dead runs left behind (``--include-emulations``: and the
-    emulations left up)."""
+    emulations left up).  Every object removed is listed; what was refused and the runs that
+    could not be cleaned are reported, and then the exit code is 3 (environment)."""
     from harness.backends.ledger import clean
 
     report = clean(include_detached=args.include_emulations)
     for rid, removed in report.removed.items():
-        print(
-            f"run {rid}: removed {len(removed)} objects"
-            + (f" ({removed[0]}, ...)" if removed else "")
-        )
+        print(f"run {rid}: removed {len(removed)} objects")
+        for what in removed:
+            print(f"  {what}")
     for rid in report.live:
         print(f"run {rid}: still running or up, left alone")
-    if not report.removed and not report.live:
+    for rid, refused in report.refused.items():
+        for why in refused:
+            print_error(f"run {rid}: {why}")
+    for rid, why in report.failed.items():
+        print_error(f"{rid if rid == 'state root' else 'run ' + rid}: not cleaned: {why}")
+    if not report.removed and not report.live and not report.failed:
         print("nothing to clean")
-    return EXIT_OK
+    return EXIT_OK if report.ok else EXIT_ENVIRONMENT

@@ -184,14 +184,13 @@ def test_clean_refuses_forged_process_entries_and_ends_the_real_one(tmp_path: Pa
             p.wait()
 
 
-def test_teardown_hands_its_refusals_to_the_caller(
+def test_teardown_notes_its_refusals_in_the_ledger(
     sleeper: subprocess.Popen[bytes], tmp_path: Path
 ) -> None:
     run = Ledger.create("test", root=tmp_path / "state")
     run.record("process", str(sleeper.pid), **{**tracked(sleeper.pid, "x"), "cmdline": ["y"]})
-    refused: list[str] = []
-    assert teardown_entries(run, refused) == []
-    assert len(refused) == 1
-    assert f"process {sleeper.pid} (x)" in refused[0]
+    assert teardown_entries(run) == []
+    assert len(run.refused) == 1
+    assert f"process {sleeper.pid} (x)" in run.refused[0]
     assert sleeper.poll() is None
     run.release()

@@ -48,8 +48,10 @@ def test_refuses_what_it_did_not_create(state_dir: Path) -> None:
 
 
 def test_two_runs_get_different_ids(state_dir: Path) -> None:
-    ids = {Ledger.create("test").run_id for _ in range(50)}
-    assert len(ids) == 50
+    runs = [Ledger.create("test") for _ in range(50)]
+    assert len({r.run_id for r in runs}) == 50
+    for r in runs:
+        r.release()
 
 
 def test_dead_owner_is_detected_and_cleaned_live_one_left_alone(state_dir: Path) -> None:
@@ -82,6 +84,7 @@ def test_raised_sysctl_is_restored_by_the_last_run(
     # host's values are not touched.  The two runs use different ledger roots, as
     # two test sessions do, and still share the host-wide record.
     monkeypatch.setattr(ledger_mod, "HOST_STATE", tmp_path / "host")
+    monkeypatch.setattr(ledger_mod, "RAISABLE_SYSCTLS", frozenset({"net.ipv4.tcp_fin_timeout"}))
     ns = nsutil.Namespaces()
     guard = Ledger.create("test")
     name = f"{guard.run_id}-sysctl"

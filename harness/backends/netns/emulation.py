@@ -31,6 +31,7 @@ import contextlib
 import os
 import socket
 import time
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.backends.ledger import RAISABLE_SYSCTLS
 from harness.backends.ledger import Entry
 from harness.backends.ledger import Ledger
 from harness.backends.ledger import teardown_entries
@@ -61,9 +63,7 @@ IFF_LOWER_UP = 0x10000
 OPER_UP = 1 << 40  # not a kernel flag: see Emulation.link_flags
 IF_OPER_UP = 6
 NEIGH_MINIMUM = 65_536  # per family; every veth end resolves one neighbour per family
-NEIGH_SYSCTLS = tuple(
-    f"net.{fam}.neigh.default.gc_thresh{n}" for fam in ("ipv4", "ipv6") for n in (2, 3)
-)
+NEIGH_SYSCTLS = tuple(sorted(RAISABLE_SYSCTLS))  # gc_thresh2 and 3, both families
 _NS_SYSCTLS_ALL = (
     ("net/ipv6/conf/default/accept_dad", "0"),
     ("net/ipv6/conf/all/accept_dad", "0"),
@@ -171,15 +171,12 @@ class Emulation:
         ignore = "1" if self.control == "bgp" else "0"
         with self._phase("namespaces"):
             self._ns = nsutil.Namespaces()
-            self.ledger.record_many([Entry("netns", n.name) for n in plan.namespaces])
+            ledger = self.ledger
+            ledger.record_many([Entry("netns", n.name) for n in plan.namespaces])
             for n in plan.namespaces:
-                self.fds.append(self._ns.create(n.name))
-            self.ledger.record_many(
-                [
-                    Entry("netns-created", n.name, {"inode": nsutil.netns_inode(fd)})
-                    for n, fd in zip(plan.namespaces, self.fds, strict=True)
-                ]
-            )
+                # each inode is in the ledger before the namespace is mounted on its name:
+                # teardown deletes only a namespace whose inode this run recorded
+                self.fds.append(self._ns.create(n.name, _recorder(ledger, n.name)))
             for i, n in enumerate(plan.namespaces):
                 with self._ns.entered(self.fds[i]):
                     for key, value in _NS_SYSCTLS_ALL:
@@ -441,6 +438,15 @@ def running_ledger(emu: Emulation, task: str, why_not: str | None) -> Ledger:
         msg = "the emulation is not up"
         raise BackendError(msg)
     return emu.ledger
+
+
+def _recorder(ledger: Ledger, name: str) -> Callable[[int], None]:
+    """What writes down the inode of namespace ``name`` once it exists (before it is mounted)."""
+
+    def record(inode: int) -> None:
+        ledger.record("netns-created", name, inode=inode)
+
+    return record
 
 
 def _write_proc(key: str, value: str, where: str) -> None:

@@ -2,10 +2,25 @@
 
 Called by :func:`harness.backends.ledger.teardown_entries` (through its ``TEARDOWNS``
 table) after the run's recorded processes have ended, for a finished emulation and for
-``harness clean`` alike.  A namespace is the run's own only when its name was recorded
-before it was created and, once created, its inode matches the recorded one; whatever
-still runs inside such a namespace is ended, then the namespace is deleted, and the
-objects that lived in it (links, qdiscs, ``nft-table`` entries) go with it.
+``harness clean`` alike; the ledger's entries have passed
+:mod:`harness.backends.ledger_checks` (names ``<run-id>-[a-z0-9-]+``, never a path).
+
+A namespace is the run's own only when ``/run/netns/NAME`` is a mounted namespace whose
+inode is the one the run recorded (``netns-created``): whatever still runs inside it is
+ended, then it is deleted, and the objects that lived in it (links, qdiscs, loss
+tables) go with it.  A mounted namespace of the run's name without that inode -- another
+inode, or none recorded -- is not the run's: it is reported and left alone.
+
+Why a recorded name without an inode is never deleted, even though run ids are unique
+on the host (:mod:`harness.backends.run_claims`): the inode is recorded *before* the
+namespace is mounted on its name (:meth:`~harness.backends.netns.nsutil.Namespaces.create`),
+so a SIGKILL at any point leaves either nothing, or a plain placeholder file, or a
+mounted namespace with its inode in the ledger.  A mounted namespace without one was
+therefore made by someone else, after the id was claimed, under the run's prefix --
+deliberately or by mistake -- and is not the run's to delete.  The placeholder, and the
+file an interrupted delete leaves (unmounted, not yet unlinked), is ``stale``: a plain
+empty file of the run's name with no namespace behind it, removed so that ``ip netns``
+stops reporting "Peer netns reference is invalid".
 """
 
 from __future__ import annotations
@@ -37,21 +52,30 @@ def processes_in_netns(inodes: set[int]) -> list[tuple[int, int]]:
 
 
 def teardown(ledger: ledgers.Ledger) -> list[str]:
-    """Remove the run's namespaces (and what runs or lives in them); returns what went."""
+    """Remove the run's namespaces (and what runs or lives in them); returns what went.
+
+    What is not the run's is noted in ``ledger.refused`` and left as it is.
+    """
     removed: list[str] = []
-    netns = ledger.entries("netns")
-    created = {e.name: e.data.get("inode") for e in ledger.entries("netns-created")}
+    created = {e.name: e.data["inode"] for e in ledger.entries("netns-created")}
     inodes: set[int] = set()
     mine: list[str] = []
-    for e in netns:
-        try:
-            ino = os.stat(nsutil.NETNS_RUN_DIR / e.name).st_ino
-        except OSError:
-            continue
-        # recorded before creation under a run-unique name; once created, its inode too
-        if created.get(e.name) in (None, ino):
-            inodes.add(ino)
-            mine.append(e.name)
+    for name in dict.fromkeys(e.name for e in ledger.entries("netns")):
+        now = nsutil.inspect(name)
+        if now.state == "stale":  # a placeholder or an interrupted delete: never a namespace
+            if nsutil.remove_stale(name):
+                removed.append(f"stale {nsutil.netns_path(name)} (no namespace behind it)")
+        elif now.state == "netns" and created.get(name) == now.inode:
+            inodes.add(now.inode)
+            mine.append(name)
+        elif now.state != "absent":
+            recorded = created.get(name)
+            ledger.refuse(
+                f"netns {name}: {nsutil.netns_path(name)} is not the namespace run "
+                f"{ledger.run_id} created ("
+                + (f"inode {now.inode}, recorded {recorded}" if recorded else "no inode recorded")
+                + f", {now.state}); left alone"
+            )
     for pid, start in processes_in_netns(inodes):
         if processes.kill_process(pid, start):
             removed.append(f"process {pid} (in a namespace of run {ledger.run_id})")
@@ -60,10 +84,26 @@ def teardown(ledger: ledgers.Ledger) -> list[str]:
         if nsutil.delete_netns(name):
             removed.append(f"netns {name}")
             gone.add(name)
-    # nftables tables (flaky links' loss) live in a namespace and went with it
-    removed += [
-        f"nft table {e.name} (with netns {e.data.get('netns')})"
-        for e in ledger.entries("nft-table")
-        if e.data.get("netns") in gone
-    ]
+    removed += _tables_gone(ledger, {n: created[n] for n in gone})
     return removed
+
+
+def _tables_gone(ledger: ledgers.Ledger, deleted: dict[str, int]) -> list[str]:
+    """The nftables tables (flaky links' loss) of the namespaces just deleted, each reported
+    only once nothing holds its namespace any more (then the kernel frees it, tables and all)."""
+    out = []
+    held: dict[str, list[str]] = {}
+    for e in ledger.entries("nft-table"):
+        where = e.data["netns"]
+        if where not in deleted:
+            continue
+        if where not in held:
+            held[where] = nsutil.netns_holders(deleted[where])
+        if held[where]:
+            ledger.refuse(
+                f"nft table {e.name}: its namespace {where} is deleted but still held by "
+                f"{', '.join(held[where][:3])}; not verified gone"
+            )
+        else:
+            out.append(f"nft table {e.name} (with netns {where})")
+    return out
