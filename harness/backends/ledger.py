@@ -541,9 +541,9 @@ def teardown_entries(ledger: Ledger) -> list[str]:
 
     The recorded processes are ended first (by PID and start time), each only
     while it is still the process recorded (its command line and parent); an
-    entry naming a live process that is not is refused: logged as a warning,
-    noted in :attr:`Ledger.refused` (which ``harness clean`` reports), and the
-    process left alone.  Then each backend's
+    entry naming a live process that is not is refused: noted in
+    :attr:`Ledger.refused` (which ``harness clean`` reports, and :func:`warn_refused`
+    logs for the other callers), and the process left alone.  Then each backend's
     :data:`TEARDOWNS` module removes its objects (the netns backend: the run's own
     namespaces, whatever still runs inside them, and what lived in them).
     """
@@ -555,7 +555,6 @@ def teardown_entries(ledger: Ledger) -> list[str]:
                 f"refusing process {e.name} ({e.data.get('what', '?')}) of run {ledger.run_id}: "
                 f"{check.why}; it is not what the run started, so it is left alone"
             )
-            log.warning("%s", why)
             ledger.refuse(why)
         elif check.verdict is Tracked.MINE and kill_process(int(e.name), e.data.get("start_ticks")):
             removed.append(f"process {e.name} ({e.data.get('what', '')})")
@@ -563,6 +562,12 @@ def teardown_entries(ledger: Ledger) -> list[str]:
         if ledger.entries(kind):
             removed += importlib.import_module(module).teardown(ledger)
     return removed
+
+
+def warn_refused(ledger: Ledger) -> None:
+    """Log what a ledger refused (for teardowns other than ``harness clean``, which reports it)."""
+    for why in ledger.refused:
+        log.warning("%s", why)
 
 
 def _check_process(e: Entry) -> Check:

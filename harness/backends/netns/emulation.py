@@ -43,6 +43,7 @@ from harness.backends.ledger import RAISABLE_SYSCTLS
 from harness.backends.ledger import Entry
 from harness.backends.ledger import Ledger
 from harness.backends.ledger import teardown_entries
+from harness.backends.ledger import warn_refused
 from harness.backends.netns import nsutil
 from harness.backends.netns.netlink import IFF_UP
 from harness.backends.netns.netlink import Batch
@@ -318,6 +319,7 @@ class Emulation:
             self._ns = None
         if self.ledger is not None:
             teardown_entries(self.ledger)
+            warn_refused(self.ledger)
             self.ledger.release()
             self.ledger = None
         return time.perf_counter() - t

@@ -16,6 +16,7 @@ from harness.backends.ledger import run_ids
 from harness.backends.ledger import run_is_live
 from harness.backends.ledger import state_root
 from harness.backends.ledger import teardown_entries
+from harness.backends.ledger import warn_refused
 from harness.backends.netns import nsutil
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.plan import DEFAULT_SCALE
@@ -105,6 +106,7 @@ def down(fabric_name: str, root: Path | None = None) -> list[str]:
         if not owner.get("detached") and process_alive_owner(owner):
             continue  # still being brought up by a live process
         teardown_entries(ledger)
+        warn_refused(ledger)
         ledger.release()
         done.append(rid)
     if not done:
