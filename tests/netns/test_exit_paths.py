@@ -31,6 +31,8 @@ pytestmark = [
     pytest.mark.needs_tools("iperf3", install="apt-get install -y iperf3"),
 ]
 
+REPO = Path(__file__).resolve().parents[2]
+
 # two servers of one rail NIC each on two leaves of rail 0 (so flows cross the spine)
 FABRIC = textwrap.dedent(
     """\
@@ -74,7 +76,7 @@ def run(tmp_path: Path, host: Host) -> Iterator[Run]:
     (tmp_path / "two-leaves.yaml").write_text(FABRIC)
     scenario = tmp_path / "exit-paths.yaml"
     scenario.write_text(SCENARIO)
-    r = Run(scenario, "netns", tmp_path / "state")
+    r = Run(tmp_path / "state", "run", str(scenario), "--backend", "netns")
     try:
         yield r
     finally:
@@ -125,3 +127,18 @@ def test_three_signals_during_a_step_and_its_cleanup_exit_143(run: Run) -> None:
     run.signal(signal.SIGINT)
     run.signal(signal.SIGHUP)
     _stopped(run, before, 143)
+
+
+def test_ctrl_c_during_emulate_up_ends_its_daemons_and_namespaces(
+    tmp_path: Path, host: Host
+) -> None:
+    before = HostState.now()
+    fabric = REPO / "fabrics" / "tiny-explicit.yaml"
+    run = Run(tmp_path / "state", "emulate", "up", str(fabric), "--routing", "bgp")
+    try:
+        run.wait_entry("process")  # its first FRR daemon is recorded: BGP is starting
+        run.signal(signal.SIGINT)
+        _stopped(run, before, 130)
+    finally:
+        clean_up_after(run)
+    assert (nsutil.NETNS_RUN_DIR / host.bystander).exists(), "a foreign namespace vanished"

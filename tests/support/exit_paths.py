@@ -86,14 +86,18 @@ class HostState:
 
 
 class Run:
-    """``python -m harness run SCENARIO --backend BACKEND`` in a child, followed as it runs."""
+    """``python -m harness ARGS`` (``run SCENARIO --backend B``, ``emulate up F``) in a child
+    with ``HARNESS_STATE_DIR=state``, followed as it runs."""
 
-    def __init__(self, scenario: Path, backend: str, state: Path, *extra: str) -> None:
+    def __init__(self, state: Path, *args: str) -> None:
         self.state = state
         env = {**os.environ, "HARNESS_STATE_DIR": str(state)}
-        argv = [sys.executable, "-m", "harness", "run", str(scenario), "--backend", backend]
         self.proc = subprocess.Popen(
-            [*argv, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+            [sys.executable, "-m", "harness", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
         )
         self.stderr: list[str] = []
         self._seen = threading.Condition()
@@ -209,6 +213,22 @@ class Run:
         return sum(WAIT_MESSAGE in line for line in self.stderr)
 
 
+def processes_naming(root: Path) -> list[tuple[int, str]]:
+    """(PID, command line) of every process whose command line names a path under ``root``
+    (ibsim's net file, OpenSM's config: what a run of that ledger root started)."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if any(str(root) in a for a in argv):
+            out.append((int(proc.name), " ".join(argv)))
+    return out
+
+
 def _alive(pid: int, ticks: int | None) -> bool:
     now = process_start_ticks(pid)
     return now is not None and (ticks is None or now == ticks)
@@ -227,6 +247,8 @@ def assert_restored(before: HostState, run: Run) -> None:
     assert not processes_in_netns(run.inodes), "processes left in the run's namespaces"
     left = [pid for pid, ticks in run.processes if _alive(pid, ticks)]
     assert not left, f"recorded processes still running: {left}"
+    named = processes_naming(run.state)
+    assert not named, f"processes of the run still running: {named}"
     assert not (run.state / rid).exists(), "the run's ledger is left"
     table = _host_table()
     for key in SYSCTLS:
@@ -241,7 +263,8 @@ def assert_restored(before: HostState, run: Run) -> None:
 
 def clean_up_after(run: Run) -> None:
     """After a test (passed or not): the child ended, and what its ledger names removed by
-    ``harness clean`` on the test's own ledger root (nothing when the run cleaned up)."""
+    ``harness clean --include-emulations`` on the test's own ledger root (nothing when the
+    run cleaned up; an ``emulate up`` that finished before its signal, when it did not)."""
     if run.proc.poll() is None:
         run.proc.kill()
         run.proc.wait()
@@ -249,5 +272,5 @@ def clean_up_after(run: Run) -> None:
     if not any(p.is_dir() for p in run.state.glob("h*")):
         return  # no ledger left: nothing for clean to do
     env = {**os.environ, "HARNESS_STATE_DIR": str(run.state)}
-    subprocess.run([sys.executable, "-m", "harness", "clean"], env=env, check=True,
-                   capture_output=True)  # fmt: skip
+    subprocess.run([sys.executable, "-m", "harness", "clean", "--include-emulations"],
+                   env=env, check=True, capture_output=True)  # fmt: skip
