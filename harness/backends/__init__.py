@@ -26,8 +26,8 @@ Modules:
 ``model``          The model backend: the fabric as a pure in-memory graph (no side effects).
 ``model_measure``  What the model says a backend should measure.
 ``protocol``       The backend protocol: how a fabric is realized, broken and measured.
-``signals``        SIGTERM and SIGHUP turned into a clean exit, so every ``finally`` (and
-                   ``close``) runs.
+``signals``        SIGINT, SIGTERM and SIGHUP turned into a clean exit, and cleanup that no
+                   signal cuts short.
 ``ibsim/``         The ``ibsim`` backend: the fabric in ibsim, routed by a real OpenSM.
 ``netns/``         The netns backend: a fabric in Linux network namespaces, routed for real
                    (root).

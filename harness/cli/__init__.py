@@ -146,9 +146,11 @@ exit codes:
        not available here; a run in which nothing ran (unless --allow-empty)
   3    the environment failed: a backend, a tool, a healthy fabric that fails
        its preflight, an unwritable report file
-  129  stopped by SIGHUP, 130 interrupted (Ctrl-C, SIGINT), 143 stopped by
-       SIGTERM: what the command made was removed first (a signal during that
-       cleanup waits for it; only SIGKILL cuts it short: then `harness clean`)
+  129  stopped by SIGHUP (what the command made was removed first)
+  130  interrupted (Ctrl-C, SIGINT; what the command made was removed first)
+  143  stopped by SIGTERM (what the command made was removed first); a signal
+       during that cleanup waits for it: only SIGKILL cuts it short, and then
+       `harness clean` removes what is left
 """
 
 COMPLETION_HELP = "print the completion script for SHELL (see the README) and exit"
