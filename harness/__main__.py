@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-
-from harness.cli import main
+from harness.cli import entrypoint
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entrypoint()

@@ -31,8 +31,8 @@ Modules:
                    are ended.
 ``protocol``       The backend protocol: how a fabric is realized, broken and measured.
 ``run_claims``     Run ids unique on the whole host, not only under one ledger root.
-``signals``        SIGTERM and SIGHUP turned into a clean exit, so every ``finally`` (and
-                   ``close``) runs.
+``signals``        SIGINT, SIGTERM and SIGHUP turned into a clean exit, and cleanup that no
+                   signal cuts short.
 ``ibsim/``         The ``ibsim`` backend: the fabric in ibsim, routed by a real OpenSM.
 ``netns/``         The netns backend: a fabric in Linux network namespaces, routed for real
                    (root).

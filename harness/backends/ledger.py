@@ -60,6 +60,7 @@ from harness.backends.processes import process_alive
 from harness.backends.processes import process_alive_owner
 from harness.backends.processes import process_start_ticks
 from harness.backends.processes import tracked
+from harness.backends.signals import deferring_signals
 from harness.errors import BackendError
 
 log = logging.getLogger(__name__)
@@ -213,12 +214,13 @@ class Ledger:
         if not entries:
             return
         text = "".join(e.to_json() + "\n" for e in entries)
-        fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, text.encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        with deferring_signals():  # no signal tears a line
+            fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, text.encode())
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
     def entries(self, kind: str | None = None) -> list[Entry]:
         """The recorded entries that pass the checks, of one kind or all, in the order written.

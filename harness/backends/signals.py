@@ -1,9 +1,24 @@
-"""SIGTERM and SIGHUP turned into a clean exit, so every ``finally`` (and ``close``) runs.
+"""SIGINT, SIGTERM and SIGHUP turned into a clean exit, and cleanup that no signal cuts short.
 
-Shared by the emulated backends (netns, ibsim): whatever they started is ended
-on the way out, also when the harness is told to stop.  SIGINT already raises
-KeyboardInterrupt; SIGKILL cannot be caught -- that is what the ledger and
-``harness clean`` are for.
+One mechanism for the CLI and for a backend used from Python:
+
+* :func:`cleanup_on_signals` (re-entrant; the ``harness`` command wraps every
+  command in it, and every :class:`ClosesOnSignals` backend enters it too)
+  turns the first SIGINT into ``KeyboardInterrupt`` and the first SIGTERM or
+  SIGHUP into :class:`Stopped` (a ``SystemExit`` with code 128 + the signal
+  number: 143, 129), so every ``finally`` and ``close()`` runs; it prints
+  ``stopping on SIGTERM: cleaning up, please wait`` to stderr.  From then on
+  the process is stopping: a later signal prints ``cleaning up, please wait``
+  and changes nothing.
+* :func:`cleaning_up` shields a cleanup (``close()``, a teardown): a signal
+  that arrives inside it only prints the same line and is remembered; when the
+  cleanup is over the first one is raised (it wins over an error already on its
+  way out, so the exit code says the run was stopped).  :data:`deferring_signals`
+  is the same shield around a start that must not be split (a process started,
+  recorded and held by the object that stops it).
+
+SIGKILL cannot be caught -- that is what the ledger and ``harness clean`` are for.
+Handlers can only be set in the main thread; elsewhere both are no-ops.
 
 >>> class Thing(ClosesOnSignals):
 ...     closed = 0
@@ -13,31 +28,157 @@ KeyboardInterrupt; SIGKILL cannot be caught -- that is what the ledger and
 ...     pass
 >>> t.closed
 1
+>>> Stopped(signal.SIGTERM).code, Stopped(signal.SIGHUP).code
+(143, 129)
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import threading
+from collections.abc import Callable
 from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field
 from types import FrameType
 from types import TracebackType
+from typing import Any
 from typing import Self
+
+#: The signals that stop a run cleanly (SIGKILL cannot be caught).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: What a signal during cleanup prints (stderr).
+WAIT_MESSAGE = "cleaning up, please wait"
+
+_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+
+
+class Stopped(SystemExit):
+    """The process was told to stop (SIGTERM, SIGHUP): exit code 128 + the signal number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signum = signum
+
+    @property
+    def signame(self) -> str:
+        """The signal's name (``SIGTERM``)."""
+        return signal.Signals(self.signum).name
+
+
+def stop_exception(signum: int) -> BaseException:
+    """What a stop signal raises: ``KeyboardInterrupt`` for SIGINT, :class:`Stopped` else."""
+    return KeyboardInterrupt() if signum == signal.SIGINT else Stopped(signum)
+
+
+@dataclass(slots=True)
+class _State:
+    """The process's guard: nesting depth, saved handlers, shield depth, what arrived."""
+
+    depth: int = 0
+    saved: dict[int, _Handler] = field(default_factory=dict)
+    shield: int = 0
+    stopping: int | None = None  # the signal being acted on (its exception was raised)
+    pending: int | None = None  # the first signal that arrived while shielded
+
+
+_state = _State()
+
+
+def _say(line: str) -> None:
+    # os.write: a handler may run in the middle of another write to sys.stderr
+    with contextlib.suppress(OSError):
+        os.write(2, f"{line}\n".encode())
+
+
+def _say_wait() -> None:
+    _say(WAIT_MESSAGE)
+
+
+def _on_signal(signum: int, _frame: FrameType | None) -> None:
+    if _state.stopping is not None:
+        _say_wait()
+        return
+    if _state.shield:
+        if _state.pending is None:
+            _state.pending = signum
+            _say(f"{signal.Signals(signum).name} during a cleanup: {WAIT_MESSAGE}")
+        else:
+            _say_wait()
+        return
+    _state.stopping = signum
+    _say(f"stopping on {signal.Signals(signum).name}: {WAIT_MESSAGE}")
+    raise stop_exception(signum)
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def stopping() -> int | None:
+    """The signal the process is stopping on (``None``: none arrived, or it was handled)."""
+    return _state.stopping if _state.stopping is not None else _state.pending
 
 
 @contextlib.contextmanager
-def cleanup_on_signals() -> Iterator[None]:
-    """SIGTERM and SIGHUP end the process through ``finally`` blocks (cleanup runs)."""
+def cleanup_on_signals(*, then_ignore: bool = False) -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP end the process through ``finally`` blocks (cleanup runs).
 
-    def _raise(signum: int, _frame: FrameType | None) -> None:
-        raise SystemExit(128 + signum)
-
-    old = {s: signal.signal(s, _raise) for s in (signal.SIGTERM, signal.SIGHUP)}
+    Re-entrant: only the outermost one installs the handlers and restores the old ones
+    -- or, with ``then_ignore`` (a process about to exit: everything is cleaned up), ignores
+    those signals from then on, so a late one cannot change the exit code.
+    """
+    if not _main_thread():
+        yield
+        return
+    if _state.depth == 0:
+        _state.saved = {s: signal.signal(s, _on_signal) for s in STOP_SIGNALS}
+    _state.depth += 1
     try:
         yield
     finally:
-        for s, handler in old.items():
-            signal.signal(s, handler)
+        _state.depth -= 1
+        if _state.depth == 0:
+            for s, handler in _state.saved.items():
+                signal.signal(s, signal.SIG_IGN if then_ignore else handler)
+            _state.saved = {}
+            _state.stopping = _state.pending = None
+
+
+@contextlib.contextmanager
+def cleaning_up() -> Iterator[None]:
+    """Run a cleanup that no SIGINT/SIGTERM/SIGHUP cuts short; raise the first one after it."""
+    if not _main_thread():
+        yield
+        return
+    with cleanup_on_signals():
+        _state.shield += 1
+        try:
+            yield
+        except BaseException as err:
+            late = _unshield()
+            if late is not None:
+                raise late from err
+            raise
+        late = _unshield()
+        if late is not None:
+            raise late
+
+
+#: The same shield around a start that must be held whole (a process started and kept).
+deferring_signals = cleaning_up
+
+
+def _unshield() -> BaseException | None:
+    """Leave one shield; the exception of a signal that waited for the outermost one."""
+    _state.shield -= 1
+    if _state.shield or _state.pending is None:
+        return None
+    signum, _state.pending = _state.pending, None
+    _state.stopping = signum
+    return stop_exception(signum)
 
 
 class Closes:
@@ -62,10 +203,10 @@ class Closes:
 class ClosesOnSignals(Closes):
     """A context manager that calls ``close()`` on the way out, signals included.
 
-    ``__enter__`` installs :func:`cleanup_on_signals` and then runs ``opened()``
-    (a subclass's start-up, nothing by default); if that fails the handlers are
-    restored before the error propagates.  ``__exit__`` calls ``close()`` and
-    restores them.
+    ``__enter__`` enters :func:`cleanup_on_signals` and then runs ``opened()``
+    (a subclass's start-up, nothing by default); if that fails the guard is
+    left before the error propagates.  ``__exit__`` calls ``close()`` inside
+    :func:`cleaning_up` and leaves the guard.
     """
 
     _signals: contextlib.AbstractContextManager[None] | None = None
@@ -92,7 +233,8 @@ class ClosesOnSignals(Closes):
     ) -> None:
         guard, self._signals = self._signals, None
         try:
-            self.close()
+            with cleaning_up():
+                self.close()
         finally:
             if guard is not None:
                 guard.__exit__(exc_type, exc, tb)

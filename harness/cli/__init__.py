@@ -20,6 +20,9 @@ module is the only place in the package that turns exceptions into exit codes:
      never a traceback
 3    the environment failed (:class:`~harness.errors.BackendError`, a healthy
      fabric that fails its preflight, an unwritable report file)
+1xx  stopped by a signal, 128 + its number: 129 SIGHUP, 130 SIGINT (Ctrl-C),
+     143 SIGTERM; whatever the command made was removed first
+     (:mod:`harness.backends.signals`)
 ===  ===========================================================================
 
 For example::
@@ -53,6 +56,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
+from harness.backends.signals import Stopped
+from harness.backends.signals import cleanup_on_signals
 from harness.cli.audit import cmd_audit
 from harness.cli.audit import cmd_export
 from harness.cli.audit import configure_audit
@@ -141,7 +146,11 @@ exit codes:
        not available here; a run in which nothing ran (unless --allow-empty)
   3    the environment failed: a backend, a tool, a healthy fabric that fails
        its preflight, an unwritable report file
-  130  interrupted (Ctrl-C)
+  129  stopped by SIGHUP (what the command made was removed first)
+  130  interrupted (Ctrl-C, SIGINT; what the command made was removed first)
+  143  stopped by SIGTERM (what the command made was removed first); a signal
+       during that cleanup waits for it: only SIGKILL cuts it short, and then
+       `harness clean` removes what is left
 """
 
 COMPLETION_HELP = "print the completion script for SHELL (see the README) and exit"
@@ -199,14 +208,26 @@ def _complete_paths(parser: argparse.ArgumentParser) -> None:
             action.complete = shtab.FILE  # type: ignore[attr-defined]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the ``harness`` command; return its exit code."""
+def main(argv: list[str] | None = None, *, exiting: bool = False) -> int:
+    """Run the ``harness`` command; return its exit code.
+
+    ``exiting`` (the console script, ``python -m harness``): the process ends right after,
+    so a signal that arrives once the command has cleaned up is ignored (the exit code
+    stays the one returned) instead of the old handlers coming back.
+    """
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # argparse: --help (0) or a usage error (2)
         return exit_.code if isinstance(exit_.code, int) else EXIT_BAD_INPUT
     handler: Callable[[argparse.Namespace], int] = args.handler
+    # Every way out runs the cleanups: SIGTERM and SIGHUP raise Stopped, SIGINT
+    # KeyboardInterrupt; a signal during a cleanup waits for it (harness.backends.signals).
+    with cleanup_on_signals(then_ignore=exiting):
+        return _handle(handler, args)
+
+
+def _handle(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
         return handler(args)
     except ScenarioError as err:
@@ -216,8 +237,11 @@ def main(argv: list[str] | None = None) -> int:
         print_error(f"environment: {err}")
         return EXIT_ENVIRONMENT
     except KeyboardInterrupt:
-        print_error("interrupted")
+        print_error("interrupted (SIGINT)")
         return EXIT_INTERRUPTED
+    except Stopped as stop:
+        print_error(f"stopped ({stop.signame})")
+        return 128 + stop.signum
     except BrokenPipeError:
         # The reader went away (``harness run --json | head``): no traceback, and
         # no second error when Python flushes stdout at exit.
@@ -237,4 +261,4 @@ def _silence_stdout() -> None:
 
 def entrypoint() -> NoReturn:
     """The console script: exit with :func:`main`'s code."""
-    raise SystemExit(main())
+    raise SystemExit(main(exiting=True))

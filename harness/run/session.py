@@ -258,6 +258,9 @@ class RunSession:
             _, applied = self.applied.pop()
             try:
                 self.backend.revert(applied)
+            except BackendError as err:  # the environment's: said in one line, no traceback
+                log.error("revert of %s failed: %s", applied.fault.describe(), err)
+                first = first or err
             except Exception as err:  # log, keep reverting, re-raise the first
                 log.exception("revert of %s failed", applied.fault.describe())
                 first = first or err

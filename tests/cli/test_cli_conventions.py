@@ -15,7 +15,7 @@ from harness.cli import COMMANDS
 from harness.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-CODES = ("0", "1", "2", "3", "130")
+CODES = ("0", "1", "2", "3", "129", "130", "143")
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

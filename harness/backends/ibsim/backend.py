@@ -38,6 +38,7 @@ from harness.backends.measurement import Probe
 from harness.backends.measurement import TracedPath
 from harness.backends.protocol import Capabilities
 from harness.backends.signals import ClosesOnSignals
+from harness.backends.signals import cleaning_up
 from harness.errors import BackendError
 from harness.fabric.jobs import Job
 from harness.fabric.model import COMPUTE_CABLE_KINDS
@@ -114,9 +115,17 @@ class IbsimBackend(ClosesOnSignals):
         return self.sim
 
     def inject(self, fault: AppliedFault) -> None:
-        """Take the fault's ports down on ibsim and wait until OpenSM has routed again."""
-        effect = faults.inject(self._sim(), fault)
-        self._effects.append(effect)
+        """Take the fault's ports down on ibsim and wait until OpenSM has routed again.
+
+        The effect is kept before the first console line: a fault whose inject was cut
+        short (an error, a signal) is reverted like any other.
+        """
+        sim = self._sim()
+        planned = faults.planned(sim, fault)
+        at = len(self._effects)
+        self._effects.append(planned)
+        effect = faults.inject_planned(sim, planned)
+        self._effects[at] = effect
         self._settle_s = effect.rerouted_s
 
     def revert(self, fault: AppliedFault) -> None:
@@ -214,9 +223,11 @@ class IbsimBackend(ClosesOnSignals):
         return tuple(out)
 
     def close(self) -> None:
-        """Stop ibsim and OpenSM, forget the injected faults, the routes and the jobs."""
-        if self.sim is not None:
-            self.sim.close()
+        """Stop ibsim and OpenSM, forget the injected faults, the routes and the jobs (no
+        SIGINT/SIGTERM/SIGHUP cuts it short, see :func:`cleaning_up`)."""
+        with cleaning_up():
+            if self.sim is not None:
+                self.sim.close()
         self.sim = None
         self._effects.clear()
         self._routes = None

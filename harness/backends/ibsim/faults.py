@@ -89,13 +89,28 @@ def ports_of(sim: Simulation, fault: AppliedFault) -> list[CablePort]:
     return out
 
 
+def planned(sim: Simulation, fault: AppliedFault) -> FaultEffect:
+    """What injecting ``fault`` will take down (nothing sent yet; ``rerouted_s`` 0).
+
+    The backend keeps it before :func:`inject_planned` sends a line, so a fault whose
+    inject was cut short (an error, a signal) is still reverted by :func:`revert`.
+    """
+    ports = ports_of(sim, fault)
+    if not ports:
+        msg = f"{fault.describe(sim.fabric)}: no cable of it exists on ibsim"
+        raise BackendError(msg)
+    return FaultEffect(fault, tuple(ports), 0.0)
+
+
 def inject(sim: Simulation, fault: AppliedFault) -> FaultEffect:
     """Take the fault's ports down, verify it, and wait until every island is routed again."""
-    ports = ports_of(sim, fault)
+    return inject_planned(sim, planned(sim, fault))
+
+
+def inject_planned(sim: Simulation, effect: FaultEffect) -> FaultEffect:
+    """:func:`inject` for an effect :func:`planned` made: its ports go down, routed around."""
+    fault, ports = effect.fault, list(effect.ports)
     what = fault.describe(sim.fabric)
-    if not ports:
-        msg = f"{what}: no cable of it exists on ibsim"
-        raise BackendError(msg)
     if fault.fault.kind is FaultKind.DRAIN:
         # one port at a time, each routed around before the next goes
         rerouted = sum(
@@ -108,6 +123,13 @@ def inject(sim: Simulation, fault: AppliedFault) -> FaultEffect:
 
 
 def revert(sim: Simulation, effect: FaultEffect) -> float:
-    """ReLink what a fault unlinked, verify the ports are back, wait for the routing."""
+    """ReLink what a fault unlinked, verify the ports are back, wait for the routing.
+
+    Only the ports still unlinked: an inject cut short may have taken some or none down
+    (none: nothing to do, 0 s).
+    """
     what = effect.fault.describe(sim.fabric)
-    return sim.change(list(effect.ports), up=True, what=f"routing after restoring {what}")
+    ports = [p for p in effect.ports if sim.unlinked(p)]
+    if not ports:
+        return 0.0
+    return sim.change(ports, up=True, what=f"routing after restoring {what}")

@@ -4,8 +4,11 @@ A process is started as ``sh -c 'read go; exec "$@"'``: the shell is
 spawned, its PID (which ``exec`` hands to the program) and start time are
 written to the run's ledger, and only then is it told to go (a line on its
 stdin; ``read`` takes no byte past that line, so ibsim's console gets the rest).  So the ledger
-names every process before the program runs, and ``harness clean`` can end
-it by PID (and start time, so a reused PID is never hit) after a crash.
+names every process before the program runs (a shell that could not be recorded is
+ended instead), and ``harness clean`` can end it by PID (and start time, so a reused
+PID is never hit) after a crash.  Callers start one inside
+:func:`~harness.backends.signals.deferring_signals`, so a signal never lands between
+the start and the caller holding the :class:`Owned` it must stop.
 """
 
 from __future__ import annotations

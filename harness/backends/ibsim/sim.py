@@ -12,7 +12,8 @@ the net file, OpenSM's config, cache, dumps and log, the tools' ``sys-<pid>``
 trees.  ibsim listens on the abstract socket ``IBSIM_SOCKNAME=harness-<run-id>``,
 so two runs at once never meet.  Both daemons are in the ledger before they
 run and are ended by PID on every way out (``close``, an exception,
-SIGINT/SIGTERM/SIGHUP through ``cleanup_on_signals``); after a SIGKILL,
+SIGINT/SIGTERM/SIGHUP through ``cleanup_on_signals``, a second signal
+waiting for the cleanup); after a SIGKILL,
 ``harness clean`` ends them from the ledger.
 
 The subnet is read island by island (:mod:`.islands`): after a split, every
@@ -65,6 +66,8 @@ from harness.backends.ibsim.walk import Routes
 from harness.backends.ibsim.walk import walk
 from harness.backends.ledger import Ledger
 from harness.backends.signals import ClosesOnSignals
+from harness.backends.signals import cleaning_up
+from harness.backends.signals import deferring_signals
 from harness.errors import BackendError
 from harness.errors import ScenarioError
 from harness.fabric.model import COMPUTE_CABLE_KINDS
@@ -197,27 +200,29 @@ class Simulation(ClosesOnSignals):
         net = self.dir / "fabric.net"
         net.write_text(net_file(self.fabric), encoding="utf-8")
         t0 = time.monotonic()
-        self.ibsim = start_owned(
-            self.ledger,
-            "ibsim",
-            ["ibsim", "-s", *self.sizing.args(IBSIM_LIMITS), str(net)],
-            cwd=self.dir,
-            env=sim_env(self.sockname, preload=False),
-            log=self.dir / "ibsim.log",
-            stdin_pipe=True,
-        )
+        with deferring_signals():  # a signal now waits until self.ibsim holds it
+            self.ibsim = start_owned(
+                self.ledger,
+                "ibsim",
+                ["ibsim", "-s", *self.sizing.args(IBSIM_LIMITS), str(net)],
+                cwd=self.dir,
+                env=sim_env(self.sockname, preload=False),
+                log=self.dir / "ibsim.log",
+                stdin_pipe=True,
+            )
         wait_for(self.ibsim, lambda t: _READY in t, self.timeout, "'Network simulator ready'")
         self.timings.phases["ibsim ready"] = time.monotonic() - t0
         self._write_conf()
         t1 = time.monotonic()
-        self.opensm = start_owned(
-            self.ledger,
-            "opensm",
-            [*self._opensm_argv(self.dir), "-s", str(self.sweep_interval)],
-            cwd=self.dir,
-            env=self._opensm_env(self.sm_host, self.dir),
-            log=self.dir / "opensm.out",
-        )
+        with deferring_signals():
+            self.opensm = start_owned(
+                self.ledger,
+                "opensm",
+                [*self._opensm_argv(self.dir), "-s", str(self.sweep_interval)],
+                cwd=self.dir,
+                env=self._opensm_env(self.sm_host, self.dir),
+                log=self.dir / "opensm.out",
+            )
         self.timings.phases["SUBNET UP"] = self.wait_routed(0, t1, "SUBNET UP")
         self.route_islands()  # parts the master cannot reach (a fabric of several planes)
 
@@ -317,14 +322,16 @@ class Simulation(ClosesOnSignals):
             time.sleep(0.01)
 
     def close(self) -> None:
-        """End OpenSM and ibsim by PID and remove the run's directory and ledger."""
-        for owned in (self.opensm, self.ibsim):
-            if owned is not None:
-                owned.stop()
-        self.opensm = self.ibsim = None
-        if self.ledger is not None:
-            self.ledger.release()
-            self.ledger = None
+        """End OpenSM and ibsim by PID and remove the run's directory and ledger (no
+        SIGINT/SIGTERM/SIGHUP cuts it short, see :func:`cleaning_up`)."""
+        with cleaning_up():
+            for owned in (self.opensm, self.ibsim):
+                if owned is not None:
+                    owned.stop()
+            self.opensm = self.ibsim = None
+            if self.ledger is not None:
+                self.ledger.release()
+                self.ledger = None
 
     def opened(self) -> None:
         """Entering ``with Simulation(...)`` starts it (inside the signal guard)."""
@@ -458,20 +465,26 @@ class Simulation(ClosesOnSignals):
         self._standbys += 1
         workdir = self.dir / f"sm-{self._standbys}"
         workdir.mkdir()
-        sm = start_owned(
-            self.ledger,
-            f"opensm --once on {island.host}",
-            [*self._opensm_argv(workdir), "--once"],
-            cwd=workdir,
-            env=self._opensm_env(island.host, workdir),
-            log=workdir / "opensm.out",
-        )
+        sm: Owned | None = None
         try:
+            with deferring_signals():  # a signal now waits until sm holds it
+                sm = start_owned(
+                    self.ledger,
+                    f"opensm --once on {island.host}",
+                    [*self._opensm_argv(workdir), "--once"],
+                    cwd=workdir,
+                    env=self._opensm_env(island.host, workdir),
+                    log=workdir / "opensm.out",
+                )
             sm.proc.wait(self.timeout)
-        except subprocess.TimeoutExpired:
-            sm.stop()
-            msg = f"opensm --once on {island.host} did not finish within {self.timeout:g} s"
-            raise BackendError(msg) from None
+        except BaseException as err:  # a timeout or a signal: never left behind
+            if sm is not None:
+                with cleaning_up():
+                    sm.stop()
+            if isinstance(err, subprocess.TimeoutExpired):
+                msg = f"opensm --once on {island.host} did not finish within {self.timeout:g} s"
+                raise BackendError(msg) from None
+            raise
         log = (workdir / "opensm.log").read_text(errors="replace")
         engines = _ENGINE.findall(log)
         if sm.proc.returncode != 0 or _SUBNET_UP not in log or not engines:
@@ -499,6 +512,10 @@ class Simulation(ClosesOnSignals):
         leaf = self._hca_port.get(desc)
         return leaf is None or self._cable[CablePort(*leaf)] in self.down
 
+    def unlinked(self, port: CablePort) -> bool:
+        """Whether the cable at ``port`` is unlinked now (a console line took it down)."""
+        return self._cable[port] in self.down
+
     def change(self, ports: list[CablePort], *, up: bool, what: str) -> float:
         """Unlink (``up=False``) or ReLink ``ports``, verify it, wait until every island is
         routed again; the seconds from the first console line to the last island routed."""
@@ -513,8 +530,9 @@ class Simulation(ClosesOnSignals):
         touched = self._touches_master(ports)
         mark = self.routings_done()
         for p in ports:
-            self.console(f'{"ReLink" if up else "Unlink"} "{p.node}"[{p.port}]')
+            # marked first: a console line cut short by a signal is still undone by a revert
             (self.down.discard if up else self.down.add)(self._cable[p])
+            self.console(f'{"ReLink" if up else "Unlink"} "{p.node}"[{p.port}]')
         routed: float | None = None
         if touched and not self.master_cut_off():
             routed = self.timings.phases["master SM routed"] = self.wait_routed(mark, t0, what)

@@ -58,7 +58,8 @@ from harness.backends.netns.plan import DEFAULT_SCALE
 from harness.backends.netns.probe import probe
 from harness.backends.netns.probe import trace
 from harness.backends.protocol import Capabilities
-from harness.backends.signals import Closes
+from harness.backends.signals import ClosesOnSignals
+from harness.backends.signals import cleaning_up
 from harness.errors import BackendError
 from harness.errors import ScenarioError
 from harness.fabric.jobs import Job
@@ -108,7 +109,7 @@ def probe_rounds(worst_loss: float) -> int:
 JOB_START_CONVERGE_S = 120.0
 
 
-class NetnsBackend(Closes):
+class NetnsBackend(ClosesOnSignals):
     """A fabric in network namespaces, routed by the harness (``sm``) or by FRR (``bgp``)."""
 
     name = "netns"
@@ -232,17 +233,19 @@ class NetnsBackend(Closes):
         return self._settle_s
 
     def close(self) -> None:
-        """Stop the jobs, then take every namespace down."""
-        try:
-            if self._gloo is not None:
-                self._gloo.close()
-        finally:
-            self._gloo = None
-            self._flows = None
-            if self.emu is not None:
-                self.emu.down()
-            self.emu = None
-            self.engine = None
+        """Stop the jobs, then take every namespace down (no SIGINT/SIGTERM/SIGHUP cuts it
+        short: one that arrives meanwhile is raised after, see :func:`cleaning_up`)."""
+        with cleaning_up():
+            try:
+                if self._gloo is not None:
+                    self._gloo.close()
+            finally:
+                self._gloo = None
+                self._flows = None
+                if self.emu is not None:
+                    self.emu.down()
+                self.emu = None
+                self.engine = None
 
     # -- measuring ------------------------------------------------------------------------------
     def measure(self, plan: MeasurePlan) -> Measurements:

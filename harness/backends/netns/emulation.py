@@ -54,6 +54,7 @@ from harness.backends.netns.routing import Alive
 from harness.backends.netns.routing import Router
 from harness.backends.netns.routing import compute
 from harness.backends.netns.routing import port_table
+from harness.backends.signals import cleaning_up
 from harness.errors import BackendError
 from harness.fabric.model import Fabric
 
@@ -301,7 +302,16 @@ class Emulation:
         return self.fabric.link_ids[self.plan.wires[wire].link]
 
     def down(self) -> float:
-        """Remove everything this emulation made (processes, namespaces); idempotent."""
+        """Remove everything this emulation made (processes, namespaces); idempotent.
+
+        No SIGINT/SIGTERM/SIGHUP cuts it short: one that arrives waits for the end
+        (:func:`~harness.backends.signals.cleaning_up`), also when ``up`` tears down
+        after an error.
+        """
+        with cleaning_up():
+            return self._down()
+
+    def _down(self) -> float:
         t = time.perf_counter()
         if self.bgp is not None:  # its daemons first, by PID (our children: reaped)
             self.bgp.stop()

@@ -2,7 +2,9 @@
 
 ``up`` builds a fabric in namespaces, marks its run *detached* in the ledger
 (so ``harness clean`` leaves it alone) and returns; the namespaces stay until
-``down``.  ``status`` lists every run the ledger knows, live or left behind.
+``down``.  A SIGINT, SIGTERM or SIGHUP before ``up`` returns removes what it
+made; a signal during ``down`` waits for the teardown to finish.  ``status``
+lists every run the ledger knows, live or left behind.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from harness.backends.netns import nsutil
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.plan import DEFAULT_SCALE
 from harness.backends.processes import process_alive_owner
+from harness.backends.signals import cleaning_up
 from harness.backends.signals import cleanup_on_signals
-from harness.errors import BackendError
+from harness.backends.signals import deferring_signals
+from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 
 
@@ -84,10 +88,16 @@ def up(
     PID on ``down`` (they are in the ledger).
     """
     emu = Emulation(fabric, scale=scale, purpose="emulate", root=root, control=control, bfd=bfd)
-    with cleanup_on_signals():
+    with cleanup_on_signals():  # SIGINT/SIGTERM/SIGHUP during up(): what it made is removed
         emu.up()
-        assert emu.ledger is not None
-        emu.ledger.detach(timings=emu.timings.phases)
+        try:
+            with deferring_signals():  # detached whole, or not at all
+                assert emu.ledger is not None
+                emu.ledger.detach(timings=emu.timings.phases)
+        except BaseException:
+            with cleaning_up():
+                emu.down()
+            raise
     return emu
 
 
@@ -105,13 +115,17 @@ def down(fabric_name: str, root: Path | None = None) -> list[str]:
             continue
         if not owner.get("detached") and process_alive_owner(owner):
             continue  # still being brought up by a live process
-        teardown_entries(ledger)
-        warn_refused(ledger)
-        ledger.release()
+        with cleaning_up():  # a signal now waits for the whole teardown
+            teardown_entries(ledger)
+            warn_refused(ledger)
+            ledger.release()
         done.append(rid)
-    if not done:
-        msg = f"no emulation of {fabric_name!r} is up (see `harness emulate status`)"
-        raise BackendError(msg)
+    if not done:  # bad input (exit 2): the name asks for something that is not there
+        msg = (
+            f"no emulation of {fabric_name!r} is up: nothing to take down (see "
+            "`harness emulate status` for what is up; `harness emulate up FABRIC` brings one up)"
+        )
+        raise ScenarioError(msg)
     return done
 
 
