@@ -407,3 +407,24 @@ def test_a_namespace_is_mounted_only_after_its_inode_is_recorded(state_dir: Path
         ns.close()
         nsutil.delete_netns(name)
         led.release()
+
+
+def test_emulate_status_and_down_report_a_torn_ledger_and_go_on(
+    state_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``emulate status`` lists the other runs and ``emulate down`` takes its own down."""
+    from harness.backends.netns import session
+
+    torn, good = fresh_id(), fresh_id()
+    forge(state_dir, torn, ['{"kind": "netns", "na'])
+    d = forge(state_dir, good, [])
+    owner = json.loads((d / "owner.json").read_text())
+    (d / "owner.json").write_text(json.dumps({**owner, "purpose": "emulate", "fabric": "lab"}))
+    states = {r.run_id: r.state for r in session.status(state_dir)}
+    assert states[good] == "left behind (harness clean removes it)"
+    assert states[torn].startswith("untrusted, left alone: ")
+    assert "line 1 is not" in states[torn]
+    assert session.down("lab", state_dir) == [good]
+    assert f"run {torn}: " in caplog.text
+    assert (state_dir / torn).is_dir()  # never acted on
+    assert not (state_dir / good).exists()

@@ -10,6 +10,7 @@ lists every run the ledger knows, live or left behind.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from harness.backends.ledger import run_is_live
 from harness.backends.ledger import state_root
 from harness.backends.ledger import teardown_entries
 from harness.backends.ledger import warn_refused
+from harness.backends.ledger_checks import UntrustedLedger
 from harness.backends.netns import nsutil
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.plan import DEFAULT_SCALE
@@ -28,6 +30,8 @@ from harness.backends.signals import cleanup_on_signals
 from harness.backends.signals import deferring_signals
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,16 +54,19 @@ def status(root: Path | None = None) -> list[RunInfo]:
     for rid in run_ids(root):
         ledger = Ledger(rid, root)
         try:
-            owner = ledger.owner()
-        except (FileNotFoundError, json.JSONDecodeError):
-            owner = {}
-        if owner.get("detached"):
-            state = "up"
-        elif run_is_live(ledger):
-            state = "running"
-        else:
-            state = "left behind (harness clean removes it)"
-        n = len(ledger.names("netns") & present)
+            try:
+                owner = ledger.owner()
+            except (FileNotFoundError, json.JSONDecodeError):
+                owner = {}
+            if owner.get("detached"):
+                state = "up"
+            elif run_is_live(ledger):
+                state = "running"
+            else:
+                state = "left behind (harness clean removes it)"
+            n = len(ledger.names("netns") & present)
+        except UntrustedLedger as err:  # reported, and the other runs still listed
+            owner, state, n = {}, f"untrusted, left alone: {err}", 0
         out.append(
             RunInfo(
                 rid,
@@ -109,7 +116,11 @@ def down(fabric_name: str, root: Path | None = None) -> list[str]:
         ledger = Ledger(rid, root)
         try:
             owner = ledger.owner()
+            ledger.entries()  # believed before anything is done with it
         except (FileNotFoundError, json.JSONDecodeError):
+            continue
+        except UntrustedLedger as err:  # never acted on; the other runs still are
+            log.warning("run %s: %s; left alone (`harness clean` reports it)", rid, err)
             continue
         if owner.get("purpose") != "emulate" or owner.get("fabric") != fabric_name:
             continue
