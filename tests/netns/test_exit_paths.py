@@ -25,6 +25,7 @@ from tests.support.exit_paths import HostState
 from tests.support.exit_paths import Run
 from tests.support.exit_paths import assert_restored
 from tests.support.exit_paths import clean_up_after
+from tests.support.exit_paths import run_on_two_leaves
 
 pytestmark = [
     pytest.mark.privileged,
@@ -33,26 +34,6 @@ pytestmark = [
 
 REPO = Path(__file__).resolve().parents[2]
 
-# two servers of one rail NIC each on two leaves of rail 0 (so flows cross the spine)
-FABRIC = textwrap.dedent(
-    """\
-    name: two-leaves
-    description: two servers on two leaves of one rail, and one spine
-    tiers: 2
-    nodes:
-      - {id: n1, model: a800, overrides: {rails: 1, storage_nics: 0}}
-      - {id: n2, model: a800, overrides: {rails: 1, storage_nics: 0}}
-    switches:
-      - {id: leaf-a, kind: leaf, rail: 0, ports: 8}
-      - {id: leaf-b, kind: leaf, rail: 0, ports: 8}
-      - {id: spine1, kind: spine, ports: 8}
-    links:
-      - {a: n1/nic0, b: leaf-a, kind: access, gbps: 200}
-      - {a: n2/nic0, b: leaf-b, kind: access, gbps: 200}
-      - {a: leaf-a, b: spine1, kind: leaf-spine, gbps: 100, a_port: 5, count: 2}
-      - {a: leaf-b, b: spine1, kind: leaf-spine, gbps: 100, a_port: 5, count: 2}
-    """
-)
 # the preflight runs iperf3 flows (the expectation's baseline), then a cut and a long wait
 SCENARIO = textwrap.dedent(
     """\
@@ -73,10 +54,7 @@ SCENARIO = textwrap.dedent(
 @pytest.fixture
 def run(tmp_path: Path, host: Host) -> Iterator[Run]:
     """The scenario running on netns (a ledger root of its own); cleaned after, whatever."""
-    (tmp_path / "two-leaves.yaml").write_text(FABRIC)
-    scenario = tmp_path / "exit-paths.yaml"
-    scenario.write_text(SCENARIO)
-    r = Run(tmp_path / "state", "run", str(scenario), "--backend", "netns")
+    r = run_on_two_leaves(tmp_path, SCENARIO, "netns")
     try:
         yield r
     finally:

@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -24,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.backends.ledger import HOST_STATE
-from harness.backends.ledger import process_start_ticks
 from harness.backends.ledger import read_sysctl
 from harness.backends.netns import nsutil
 from harness.backends.netns.teardown import processes_in_netns
+from harness.backends.processes import process_start_ticks
 from harness.backends.signals import WAIT_MESSAGE
 
 #: The host-wide sysctls a netns run raises (neighbour tables for its many peers).
@@ -60,6 +61,29 @@ def _host_table() -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     return table
+
+
+#: Two servers of one rail NIC each on two leaves of rail 0 (so flows cross the spine):
+#: the smallest fabric a signal test can break.
+TWO_LEAVES = textwrap.dedent(
+    """\
+    name: two-leaves
+    description: two servers on two leaves of one rail, and one spine
+    tiers: 2
+    nodes:
+      - {id: n1, model: a800, overrides: {rails: 1, storage_nics: 0}}
+      - {id: n2, model: a800, overrides: {rails: 1, storage_nics: 0}}
+    switches:
+      - {id: leaf-a, kind: leaf, rail: 0, ports: 8}
+      - {id: leaf-b, kind: leaf, rail: 0, ports: 8}
+      - {id: spine1, kind: spine, ports: 8}
+    links:
+      - {a: n1/nic0, b: leaf-a, kind: access, gbps: 200}
+      - {a: n2/nic0, b: leaf-b, kind: access, gbps: 200}
+      - {a: leaf-a, b: spine1, kind: leaf-spine, gbps: 100, a_port: 5, count: 2}
+      - {a: leaf-b, b: spine1, kind: leaf-spine, gbps: 100, a_port: 5, count: 2}
+    """
+)
 
 
 @dataclass(frozen=True)
@@ -274,3 +298,11 @@ def clean_up_after(run: Run) -> None:
     env = {**os.environ, "HARNESS_STATE_DIR": str(run.state)}
     subprocess.run([sys.executable, "-m", "harness", "clean", "--include-emulations"],
                    env=env, check=True, capture_output=True)  # fmt: skip
+
+
+def run_on_two_leaves(tmp_path: Path, scenario: str, backend: str) -> Run:
+    """``harness run`` of ``scenario`` (on :data:`TWO_LEAVES`) on ``backend``, a root of its own."""
+    (tmp_path / "two-leaves.yaml").write_text(TWO_LEAVES)
+    path = tmp_path / "exit-paths.yaml"
+    path.write_text(scenario)
+    return Run(tmp_path / "state", "run", str(path), "--backend", backend)
