@@ -21,11 +21,32 @@ ibsim_pid=""
 # backend's tests beside this one, never talk to each other's simulator.
 export IBSIM_SOCKNAME="harness-dumps-${work##*/}"
 
-cleanup() {
-    if [ -n "$ibsim_pid" ] && kill -0 "$ibsim_pid" 2>/dev/null; then
-        kill "$ibsim_pid" 2>/dev/null || true
-        wait "$ibsim_pid" 2>/dev/null || true
+# Stop this script's ibsim: SIGTERM, then SIGKILL if it is still there after 5 s.  ibsim
+# does not always act on SIGTERM (seen under load on a clean-clone CI run: a bare
+# `kill; wait` then waited for ever, until the test's 600 s timeout).
+running() {  # running PID: alive and not a zombie (state field of /proc/PID/stat; comm "ibsim")
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    set -- $stat
+    [ "$3" != Z ] && [ "$3" != X ]
+}
+
+stop_ibsim() {
+    [ -n "$ibsim_pid" ] || return 0
+    kill "$ibsim_pid" 2>/dev/null || true
+    local start=$SECONDS
+    while running "$ibsim_pid" && (( SECONDS - start < 5 )); do
+        sleep 0.1
+    done
+    if running "$ibsim_pid"; then
+        kill -KILL "$ibsim_pid" 2>/dev/null || true
     fi
+    wait "$ibsim_pid" 2>/dev/null || true
+    ibsim_pid=""
+}
+
+cleanup() {
+    stop_ibsim
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -67,17 +88,15 @@ dump() {  # dump NETFILE OUTFILE [FLAG=FILE ...]
     ibsim -s "$net" --no-console > "$work/ibsim.log" 2>&1 &
     ibsim_pid=$!
     wait_ready "$net"
-    OSM_TMP_DIR="$work" OSM_CACHE_DIR="$work" timeout 120 \
+    OSM_TMP_DIR="$work" OSM_CACHE_DIR="$work" timeout -k 5 120 \
         ibsim-run opensm --once -F "$work/opensm.conf" -f "$work/opensm.log" > "$work/opensm.out" 2>&1
-    timeout 60 ibsim-run ibnetdiscover > "$out" 2> "$work/ibnetdiscover.err"
+    timeout -k 5 60 ibsim-run ibnetdiscover > "$out" 2> "$work/ibnetdiscover.err"
     local spec
     for spec in "${@:3}"; do  # FLAG=FILE: the same subnet dumped with ibnetdiscover FLAG
-        timeout 60 ibsim-run ibnetdiscover "${spec%%=*}" > "${spec#*=}" 2> "$work/ibnetdiscover.err"
+        timeout -k 5 60 ibsim-run ibnetdiscover "${spec%%=*}" > "${spec#*=}" 2> "$work/ibnetdiscover.err"
         echo "wrote ${spec#*=}"
     done
-    kill "$ibsim_pid"
-    wait "$ibsim_pid" 2>/dev/null || true
-    ibsim_pid=""
+    stop_ibsim
     echo "wrote $out"
 }
 
