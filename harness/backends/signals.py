@@ -113,6 +113,16 @@ def _on_signal(signum: int, _frame: FrameType | None) -> None:
     raise stop_exception(signum)
 
 
+def _late(_signum: int, _frame: FrameType | None) -> None:
+    """A signal after the command cleaned up (``then_ignore``): nothing to do.
+
+    A Python handler, not ``SIG_IGN``: a program started afterwards gets the default
+    disposition on ``exec``, where an inherited ``SIG_IGN`` would make it deaf to
+    SIGTERM (a test that ran the console script in-process once left every ibsim its
+    pytest worker started unstoppable but by SIGKILL).
+    """
+
+
 def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
@@ -128,7 +138,8 @@ def cleanup_on_signals(*, then_ignore: bool = False) -> Iterator[None]:
 
     Re-entrant: only the outermost one installs the handlers and restores the old ones
     -- or, with ``then_ignore`` (a process about to exit: everything is cleaned up), ignores
-    those signals from then on, so a late one cannot change the exit code.
+    those signals from then on (a handler that does nothing, which no child inherits), so a
+    late one cannot change the exit code.
     """
     if not _main_thread():
         yield
@@ -142,7 +153,7 @@ def cleanup_on_signals(*, then_ignore: bool = False) -> Iterator[None]:
         _state.depth -= 1
         if _state.depth == 0:
             for s, handler in _state.saved.items():
-                signal.signal(s, signal.SIG_IGN if then_ignore else handler)
+                signal.signal(s, _late if then_ignore else handler)
             _state.saved = {}
             _state.stopping = _state.pending = None
 

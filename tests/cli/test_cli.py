@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -363,10 +365,21 @@ def test_entrypoint_raises_system_exit(
     good: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr("sys.argv", ["harness", "validate", str(good)])
-    with pytest.raises(SystemExit) as info:
-        cli.entrypoint()
-    assert info.value.code == 0
-    assert "valid" in capsys.readouterr().out
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        with pytest.raises(SystemExit) as info:
+            cli.entrypoint()
+        assert info.value.code == 0
+        assert "valid" in capsys.readouterr().out
+        # a late signal is ignored, but never by SIG_IGN: children started after would inherit it
+        assert all(signal.getsignal(s) not in (signal.SIG_IGN, h) for s, h in saved.items())
+        child = subprocess.run(
+            ["sh", "-c", "kill -TERM $$; sleep 5"], timeout=10, check=False
+        )  # a child of this process still dies of SIGTERM
+        assert child.returncode == -signal.SIGTERM
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)  # this pytest worker's own
 
 
 LAB = """\
