@@ -52,11 +52,9 @@ from harness.backends.ledger_checks import check_root
 from harness.backends.ledger_checks import entry_problem
 from harness.backends.ledger_checks import read_private
 from harness.backends.ledger_checks import sysctl_key_ok
-from harness.backends.processes import Check
 from harness.backends.processes import Tracked
 from harness.backends.processes import check_tracked
 from harness.backends.processes import kill_process
-from harness.backends.processes import process_alive
 from harness.backends.processes import process_alive_owner
 from harness.backends.processes import process_start_ticks
 from harness.backends.processes import tracked
@@ -446,14 +444,8 @@ def _run_dirs(root: Path) -> list[str]:
 
 def run_is_live(ledger: Ledger) -> bool:
     """The owner still runs, or the run was detached on purpose (``emulate up``)."""
-    try:
-        owner = ledger.owner()
-    except (OSError, ValueError, BackendError):
-        return False
-    if owner.get("detached"):
-        return True
-    start = owner.get("start_ticks")
-    return start is not None and process_alive(int(owner["pid"]), int(start))
+    owner = _safe_owner(ledger)
+    return bool(owner.get("detached")) or process_alive_owner(owner)
 
 
 @dataclass(slots=True)
@@ -551,7 +543,7 @@ def teardown_entries(ledger: Ledger) -> list[str]:
     """
     removed: list[str] = []
     for e in ledger.entries("process"):
-        check = _check_process(e)
+        check = check_tracked(int(e.name), e.data)  # a PID: entries() refused the others
         if check.verdict is Tracked.NOT_MINE:
             why = (
                 f"refusing process {e.name} ({e.data.get('what', '?')}) of run {ledger.run_id}: "
@@ -570,9 +562,3 @@ def warn_refused(ledger: Ledger) -> None:
     """Log what a ledger refused (for teardowns other than ``harness clean``, which reports it)."""
     for why in ledger.refused:
         log.warning("%s", why)
-
-
-def _check_process(e: Entry) -> Check:
-    if not e.name.isdigit() or not 0 < int(e.name) < 1 << 22:
-        return Check(Tracked.NOT_MINE, "its name is not a PID")
-    return check_tracked(int(e.name), e.data)

@@ -36,6 +36,9 @@ _NETNS_SUFFIX = r"-[a-z0-9][a-z0-9-]*"
 _SYSCTL_RE = re.compile(r"[a-z0-9_]+(\.[a-z0-9_]+)+")
 
 
+PID_MAX = 1 << 22  # the kernel's largest pid_max: no PID is this large
+
+
 class UntrustedLedger(BackendError):
     """A ledger (or a directory holding it) the harness must not believe."""
 
@@ -129,6 +132,6 @@ def entry_problem(
         parts = Path(name).parts
         if not parts or name.startswith("/") or ".." in parts or "\x00" in name:
             return f"file {name!r} is not a path inside the run directory"
-    elif kind == "process" and not (name.isascii() and name.isdigit() and int(name) > 1):
+    elif kind == "process" and not (name.isascii() and name.isdigit() and 1 < int(name) < PID_MAX):
         return f"process {name!r} is not a PID"
     return None
