@@ -17,6 +17,13 @@ One mechanism for the CLI and for a backend used from Python:
   is the same shield around a start that must not be split (a process started,
   recorded and held by the object that stops it).
 
+A stop raised where Python cannot raise -- an ``os.fork`` callback (the
+``logging`` module's lock release), a ``__del__``, a weakref callback -- would
+be printed as "Exception ignored in ..." and lost, and the run would go on as
+if no signal had come.  While the guard is in place ``sys.unraisablehook``
+catches that exception and a helper thread delivers the same stop again
+(``_thread.interrupt_main``), so it is raised at the next line that can raise.
+
 SIGKILL cannot be caught -- that is what the ledger and ``harness clean`` are for.
 Handlers can only be set in the main thread; elsewhere both are no-ops.
 
@@ -34,9 +41,11 @@ Handlers can only be set in the main thread; elsewhere both are no-ops.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from collections.abc import Iterator
@@ -82,6 +91,9 @@ class _State:
     shield: int = 0
     stopping: int | None = None  # the signal being acted on (its exception was raised)
     pending: int | None = None  # the first signal that arrived while shielded
+    raised: BaseException | None = None  # the stop exception last raised by the handler
+    requeued: int | None = None  # a stop that was swallowed, being delivered again
+    hook: Callable[[Any], Any] | None = None  # the sys.unraisablehook the guard replaced
 
 
 _state = _State()
@@ -98,19 +110,46 @@ def _say_wait() -> None:
 
 
 def _on_signal(signum: int, _frame: FrameType | None) -> None:
-    if _state.stopping is not None:
+    requeued, _state.requeued = _state.requeued, None
+    if requeued is not None:  # a stop that was swallowed: it acts as if it came now
+        signum = requeued
+    elif _state.stopping is not None:
         _say_wait()
         return
     if _state.shield:
         if _state.pending is None:
             _state.pending = signum
-            _say(f"{signal.Signals(signum).name} during a cleanup: {WAIT_MESSAGE}")
-        else:
+            if requeued is None:
+                _say(f"{signal.Signals(signum).name} during a cleanup: {WAIT_MESSAGE}")
+        elif requeued is None:
             _say_wait()
         return
     _state.stopping = signum
-    _say(f"stopping on {signal.Signals(signum).name}: {WAIT_MESSAGE}")
-    raise stop_exception(signum)
+    if requeued is None:
+        _say(f"stopping on {signal.Signals(signum).name}: {WAIT_MESSAGE}")
+    _state.raised = stop_exception(signum)
+    raise _state.raised
+
+
+def _on_unraisable(unraisable: Any) -> None:
+    """``sys.unraisablehook`` under the guard: a swallowed stop is delivered again."""
+    if _state.raised is not None and unraisable.exc_value is _state.raised:
+        _state.raised = None
+        signum = _state.stopping
+        if signum is not None:
+            # Not from here: the handler would raise inside this hook, and that is lost too.
+            _thread.start_new_thread(_requeue, (signum,))
+        return
+    hook = _state.hook if _state.hook is not None else sys.__unraisablehook__
+    hook(unraisable)
+
+
+def _requeue(signum: int) -> None:
+    # A helper thread: the main thread goes on (out of the place that swallowed the
+    # stop) and runs the handler again at the next line it can raise from.
+    if _state.depth and _state.saved:
+        _state.requeued = signum
+        _thread.interrupt_main(signal.Signals(signum))
 
 
 def _late(_signum: int, _frame: FrameType | None) -> None:
@@ -146,6 +185,7 @@ def cleanup_on_signals(*, then_ignore: bool = False) -> Iterator[None]:
         return
     if _state.depth == 0:
         _state.saved = {s: signal.signal(s, _on_signal) for s in STOP_SIGNALS}
+        _state.hook, sys.unraisablehook = sys.unraisablehook, _on_unraisable
     _state.depth += 1
     try:
         yield
@@ -155,7 +195,10 @@ def cleanup_on_signals(*, then_ignore: bool = False) -> Iterator[None]:
             for s, handler in _state.saved.items():
                 signal.signal(s, _late if then_ignore else handler)
             _state.saved = {}
-            _state.stopping = _state.pending = None
+            _state.stopping = _state.pending = _state.requeued = _state.raised = None
+            if sys.unraisablehook is _on_unraisable and _state.hook is not None:
+                sys.unraisablehook = _state.hook
+            _state.hook = None
 
 
 @contextlib.contextmanager
