@@ -4,10 +4,13 @@ Every flow of a :class:`~harness.backends.measurement.FlowGroup` runs at once: a
 ``iperf3 --server --one-off`` in the destination server's namespace bound to
 the destination NIC's address, a client in the source server's namespace bound
 to the source NIC's address (so the flow leaves on that rail: the namespace's
-per-port rules), all started through :func:`~harness.backends.netns.spawn.spawn_held`
-(recorded in the ledger before they run, ended by PID) and the clients released
-together.  Ports are taken per run from :data:`PORTS` inside the run's own
-namespaces, a new one for every flow, so two flows -- or two runs -- never collide.
+per-port rules).  A group's servers and clients are all launched held
+(:func:`~harness.backends.netns.spawn.spawn_held_many`) and recorded in the
+ledger in one write before any runs (one fsync a group, not one a process);
+then the servers go, all are awaited listening in one pass, and the clients
+are released together; all are ended by PID.  Ports are taken per run from
+:data:`PORTS` inside the run's own namespaces, a new one for every flow, so two
+flows -- or two runs -- never collide.
 
 Each flow uses several TCP connections (:func:`streams`): the switches hash
 ECMP on the 5-tuple, so the streams of one flow spread over the uplinks as the
@@ -32,19 +35,23 @@ import math
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.backends.ledger import Entry
 from harness.backends.measurement import Flow
 from harness.backends.measurement import FlowGroup
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.emulation import running_ledger
 from harness.backends.netns.nsutil import NETNS_RUN_DIR
 from harness.backends.netns.spawn import Held
+from harness.backends.netns.spawn import Launch
 from harness.backends.netns.spawn import Ports
-from harness.backends.netns.spawn import spawn_held
+from harness.backends.netns.spawn import spawn_held_many
 from harness.backends.processes import kill_process
 from harness.backends.processes import process_start_ticks
+from harness.backends.processes import tracked
 from harness.errors import BackendError
 
 PORTS = (20000, 28999)  # inside the run's namespaces; below the ephemeral range
@@ -185,10 +192,18 @@ class Flows:
         p = ports[0]
         return str(NETNS_RUN_DIR / plan.namespaces[p.ns].name), p.v4
 
-    def _spawn(self, netns: str, argv: list[str], what: str, out: Path) -> Held:
-        with open(out, "wb") as fh:
-            return spawn_held(netns, argv, lambda pid: self.ledger.track_process(pid, what, argv),
-                              stdout=fh, stderr=subprocess.STDOUT)  # fmt: skip
+    def _record(
+        self, launches: Sequence[Launch], what: Sequence[str]
+    ) -> Callable[[list[int]], None]:
+        """Record held launchers in the ledger, all in one write (one fsync), before they run."""
+
+        def record(pids: list[int]) -> None:
+            self.ledger.record_many([
+                Entry("process", str(pid), tracked(pid, w, x.argv))
+                for pid, w, x in zip(pids, what, launches, strict=True)
+            ])  # fmt: skip
+
+        return record
 
     def run(self, group: FlowGroup, seconds: float) -> tuple[Flow, ...]:
         """Run every flow of ``group`` at once for ``seconds``; their rates in fabric units.
@@ -214,27 +229,17 @@ class Flows:
         self._runs += 1
         test_s = math.ceil(max(1.0, seconds) + WARMUP_S + slack)
         per_flow = streams(len(group.pairs))
-        procs: list[subprocess.Popen[bytes]] = []
+        launches, what, ports = self._launches(group, test_s, per_flow)
+        held: list[Held] = []
         try:
-            servers = self._servers(group, procs)
-            held: list[tuple[Held, Path]] = []
-            for k, ((src, dst), (addr, port)) in enumerate(zip(group.pairs, servers, strict=True)):
-                ns, bind = self._endpoint(src)
-                out = self.dir / f"{self._runs}.{k}.client.json"
-                argv = [
-                    "iperf3", "--client", addr, "--bind", bind, "--port", str(port),
-                    "--time", str(test_s), "--parallel", str(per_flow),
-                    "--interval", str(INTERVAL_S), "--json", "--get-server-output",
-                    "--connect-timeout", "3000",
-                ]  # fmt: skip
-                h = self._spawn(ns, argv, f"iperf3 client {src} -> {dst}", out)
-                procs.append(h.proc)
-                held.append((h, out))
-            clients = [h.go() for h, _ in held]  # all at once: their rates share links
+            held = spawn_held_many(launches, self._record(launches, what))
+            n = len(ports)  # the servers, then the clients
+            self._listen([h.go() for h in held[:n]], ports)
+            clients = [h.go() for h in held[n:]]  # all at once: their rates share links
             ended = self._wait(clients, group, test_s + 15.0)
             series = [
-                received(out.read_text(errors="replace"), end)
-                for (_, out), end in zip(held, ended, strict=True)
+                received(x.out.read_text(errors="replace"), end)
+                for x, end in zip(launches[n:], ended, strict=True)
             ]
             window = common_window(series, WARMUP_S)
             span = window[1] - window[0]
@@ -243,34 +248,52 @@ class Flows:
                 for (src, dst), x in zip(group.pairs, series, strict=True)
             )
         finally:
-            for proc in procs:
-                if proc.poll() is None:
-                    kill_process(proc.pid, process_start_ticks(proc.pid))
+            for h in held:
+                h.drop()  # a launcher never told to go exits
+            for h in held:
+                if h.proc.poll() is None:
+                    kill_process(h.proc.pid, process_start_ticks(h.proc.pid))
                 with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=5)
+                    h.proc.wait(timeout=5)
 
-    def _servers(
-        self, group: FlowGroup, procs: list[subprocess.Popen[bytes]]
-    ) -> list[tuple[str, int]]:
-        """One one-off server per flow, listening before any client starts."""
-        servers = []
-        for k, (_, dst) in enumerate(group.pairs):
+    def _launches(
+        self, group: FlowGroup, test_s: int, per_flow: int
+    ) -> tuple[list[Launch], list[str], list[int]]:
+        """A one-off server per flow, then each flow's client; what each is; the servers' ports."""
+        servers: list[Launch] = []
+        clients: list[Launch] = []
+        what: list[str] = []
+        ports: list[int] = []
+        for k, (src, dst) in enumerate(group.pairs):
             ns, addr = self._endpoint(dst)
             port = self._ports.next()
-            argv = ["iperf3", "--server", "--one-off", "--json", "--bind", addr,
-                    "--port", str(port)]  # fmt: skip
-            out = self.dir / f"{self._runs}.{k}.server.log"
-            proc = self._spawn(ns, argv, f"iperf3 server {dst}:{port}", out).go()
-            procs.append(proc)
-            servers.append((proc, addr, port))
+            serve = ("iperf3", "--server", "--one-off", "--json", "--bind", addr,
+                     "--port", str(port))  # fmt: skip
+            servers.append(Launch(ns, serve, self.dir / f"{self._runs}.{k}.server.log"))
+            what.append(f"iperf3 server {dst}:{port}")
+            ports.append(port)
+            ns, bind = self._endpoint(src)
+            client = (
+                "iperf3", "--client", addr, "--bind", bind, "--port", str(port),
+                "--time", str(test_s), "--parallel", str(per_flow),
+                "--interval", str(INTERVAL_S), "--json", "--get-server-output",
+                "--connect-timeout", "3000",
+            )  # fmt: skip
+            clients.append(Launch(ns, client, self.dir / f"{self._runs}.{k}.client.json"))
+        what += [f"iperf3 client {src} -> {dst}" for src, dst in group.pairs]
+        return servers + clients, what, ports
+
+    @staticmethod
+    def _listen(servers: Sequence[subprocess.Popen[bytes]], ports: Sequence[int]) -> None:
+        """Wait until every server listens (all polled in one pass), before any client starts."""
+        pending = list(zip(servers, ports, strict=True))
         deadline = time.monotonic() + LISTEN_TIMEOUT_S
-        for proc, _, port in servers:
-            while not _listening(proc.pid, port):
+        while pending := [(p, port) for p, port in pending if not _listening(p.pid, port)]:
+            for proc, port in pending:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     msg = f"netns: iperf3 server on port {port} did not start"
                     raise BackendError(msg)
-                time.sleep(0.02)
-        return [(addr, port) for _, addr, port in servers]
+            time.sleep(0.02)
 
     @staticmethod
     def _wait(

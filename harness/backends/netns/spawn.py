@@ -1,7 +1,7 @@
 """Start a program inside a network namespace, recorded in the ledger before it runs.
 
 :func:`spawn` starts this file as a script (``python spawn.py NETNS_PATH GO_FD --
-ARGV...``: the standard library only, so it starts in milliseconds); the
+ARGV...``: ``os`` and ``ctypes`` only, so it starts in about 10 ms); the
 launcher blocks on the ``GO_FD`` pipe while the caller writes the launcher's PID
 and start time to the run's ledger, then ``setns()``\\ s into the namespace
 (``NETNS_PATH`` ``-``: it stays in the caller's, for a helper of the run such as
@@ -15,20 +15,15 @@ from __future__ import annotations
 
 import ctypes
 import os
-import signal
-import subprocess
 import sys
-from collections.abc import Sequence
-from pathlib import Path
-from typing import IO
-from typing import Any
 
 CLONE_NEWNET = 0x40000000
 PR_SET_PDEATHSIG = 1
+SIGTERM = 15  # signal.SIGTERM on Linux: the launcher does not import signal (nor its enum)
 NO_NETNS = "-"  # the launcher's NETNS_PATH for a program that stays in the caller's namespace
 
 
-def die_with_parent(sig: int = signal.SIGTERM) -> None:
+def die_with_parent(sig: int = SIGTERM) -> None:
     """Ask the kernel to send ``sig`` to this process when its parent thread ends."""
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
@@ -46,6 +41,36 @@ def enter_netns(path: str) -> None:
             raise OSError(err, f"setns {path}: {os.strerror(err)}")
     finally:
         os.close(fd)
+
+
+def _main(args: list[str]) -> int:  # noqa: RET503 (execvp)
+    netns_path, go_fd, sep, *argv = args
+    if sep != "--" or not argv:
+        sys.stderr.write("usage: spawn.py NETNS_PATH GO_FD -- ARGV...\n")
+        return 2
+    fd = int(go_fd)
+    parent = os.getppid()
+    die_with_parent()
+    if os.read(fd, 1) != b"g" or os.getppid() != parent:
+        return 1  # the caller died before recording this process: run nothing
+    os.close(fd)
+    if netns_path != NO_NETNS:
+        enter_netns(netns_path)
+    os.execvp(argv[0], argv)  # does not return
+
+
+if __name__ == "__main__":  # the launcher: it has imported only what is above (~10 ms a start)
+    sys.exit(_main(sys.argv[1:]))
+
+# The caller's side.  Below the launcher's exit: each launcher would import these too
+# (subprocess, pathlib, typing: 25 ms more a start, and a group starts 50 launchers).
+import subprocess  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import IO  # noqa: E402
+from typing import Any  # noqa: E402
+from typing import NamedTuple  # noqa: E402
 
 
 class Ports:
@@ -122,6 +147,56 @@ def spawn_held(
     stdin: IO[bytes] | int | None = subprocess.DEVNULL,
 ) -> Held:
     """As :func:`spawn`, but the program waits for :meth:`Held.go` (start several at once)."""
+    held = _launch(netns_path, argv, stdout=stdout, stderr=stderr, stdin=stdin)
+    try:
+        record(held.proc.pid)
+    except BaseException:
+        _abandon([held])
+        raise
+    return held
+
+
+class Launch(NamedTuple):
+    """One program to launch held: its namespace (None: this one), argv and output file.
+
+    A named tuple, not a dataclass: every launcher imports this file, and
+    ``dataclasses`` would add its imports to each one's start.
+    """
+
+    netns_path: str | None
+    argv: tuple[str, ...]
+    out: Path  # its stdout and stderr, truncated
+
+
+def spawn_held_many(
+    launches: Sequence[Launch], record: Callable[[list[int]], object]
+) -> list[Held]:
+    """Launch every program held, then ``record`` all their PIDs at once (one ledger write).
+
+    None runs before ``record`` returns: if it (or a launch) raises, every
+    launcher is told nothing, reads end-of-file and exits, and is reaped.
+    """
+    held: list[Held] = []
+    try:
+        for x in launches:
+            with open(x.out, "wb") as fh:
+                held.append(_launch(x.netns_path, x.argv, stdout=fh, stderr=subprocess.STDOUT))
+        record([h.proc.pid for h in held])
+    except BaseException:
+        _abandon(held)
+        raise
+    return held
+
+
+def _launch(
+    netns_path: str | None,
+    argv: Sequence[str],
+    *,
+    stdout: IO[bytes] | int | None,
+    stderr: IO[bytes] | int | None,
+    stdin: IO[bytes] | int | None = subprocess.DEVNULL,
+) -> Held:
+    """Start the launcher of ``argv``, blocked until it is told to go."""
     where = netns_path or NO_NETNS
     r, w = os.pipe()
     try:
@@ -137,34 +212,15 @@ def spawn_held(
         raise
     finally:
         os.close(r)
-    held = Held(proc, w)
-    try:
-        record(proc.pid)
-    except BaseException:
-        held.drop()  # the launcher reads end-of-file and exits at once: reap it
-        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+    return Held(proc, w)
+
+
+def _abandon(held: Sequence[Held]) -> None:
+    """Never run these: each launcher reads end-of-file and exits at once; reap them."""
+    for h in held:
+        h.drop()
+    for h in held:
+        for pipe in (h.proc.stdin, h.proc.stdout, h.proc.stderr):
             if pipe is not None:
                 pipe.close()
-        proc.wait()
-        raise
-    return held
-
-
-def _main(args: list[str]) -> int:  # noqa: RET503 (execvp)
-    netns_path, go_fd, sep, *argv = args
-    if sep != "--" or not argv:
-        sys.stderr.write("usage: spawn.py NETNS_PATH GO_FD -- ARGV...\n")
-        return 2
-    fd = int(go_fd)
-    parent = os.getppid()
-    die_with_parent()
-    if os.read(fd, 1) != b"g" or os.getppid() != parent:
-        return 1  # the caller died before recording this process: run nothing
-    os.close(fd)
-    if netns_path != NO_NETNS:
-        enter_netns(netns_path)
-    os.execvp(argv[0], argv)  # does not return
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
+        h.proc.wait()
