@@ -126,13 +126,31 @@ def tracked(pid: int, what: str, execs: Sequence[str] | None = None) -> dict[str
     data: dict[str, Any] = {
         "start_ticks": None if info is None else info.start_ticks,
         "what": what,
-        "cmdline": process_cmdline(pid),
+        "cmdline": None if info is None else _settled_cmdline(pid, info.start_ticks),
     }
     if execs is not None:
         data["execs"] = list(execs)
     if info is not None:
         data["parent"] = {"pid": info.ppid, "start_ticks": process_start_ticks(info.ppid)}
     return data
+
+
+def _settled_cmdline(pid: int, start_ticks: int, wait: float = 1.0) -> list[str] | None:
+    """The command line of a live process, once it has one.
+
+    ``Popen`` returns as soon as ``exec`` closes the child's close-on-exec pipe,
+    which the kernel does before it has set the new program's arguments: read
+    then, ``/proc/PID/cmdline`` is empty (seen under load), and a ledger entry
+    without a command line is one a teardown must refuse.
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        cmdline = process_cmdline(pid)
+        if cmdline is not None or time.monotonic() > deadline:
+            return cmdline
+        if not process_alive(pid, start_ticks):
+            return None
+        time.sleep(0.001)
 
 
 class Tracked(Enum):

@@ -28,6 +28,8 @@ from harness.backends.ledger_checks import RUN_ID_RE
 from harness.backends.ledger_checks import check_private
 from harness.backends.ledger_checks import read_private
 
+#: Where ``ip netns`` keeps the named network namespaces (one statement, for every backend:
+#: a run id already used by a namespace's name is not handed out again).
 NETNS_RUN_DIR = Path("/run/netns")
 
 #: Other places an id may be in use on this host, each a function of the id that says

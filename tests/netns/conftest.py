@@ -19,6 +19,7 @@ import pytest
 
 from harness.backends.netns import nsutil
 from harness.backends.netns.teardown import processes_in_netns
+from harness.backends.run_claims import NETNS_RUN_DIR
 from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric
 
@@ -42,7 +43,7 @@ def assert_host_like(before: Host, run_ids: list[str]) -> None:
     ours = {n for n in after.namespaces for rid in run_ids if n.startswith(f"{rid}-")}
     assert not ours, f"namespaces left behind: {sorted(ours)[:5]}"
     # a namespace the harness did not create is untouched (other runs' may come and go)
-    assert (nsutil.NETNS_RUN_DIR / before.bystander).exists(), "a bystander namespace vanished"
+    assert (NETNS_RUN_DIR / before.bystander).exists(), "a bystander namespace vanished"
     assert before.root_links <= after.root_links | _vanished_by_others(before), (
         "a root-namespace link disappeared"
     )

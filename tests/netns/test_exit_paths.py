@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends.netns import nsutil
+from harness.backends.run_claims import NETNS_RUN_DIR
 from tests.netns.conftest import Host
 from tests.support.exit_paths import HostState
 from tests.support.exit_paths import Run
@@ -59,7 +59,7 @@ def run(tmp_path: Path, host: Host) -> Iterator[Run]:
         yield r
     finally:
         clean_up_after(r)
-    assert (nsutil.NETNS_RUN_DIR / host.bystander).exists(), "a foreign namespace vanished"
+    assert (NETNS_RUN_DIR / host.bystander).exists(), "a foreign namespace vanished"
 
 
 def _stopped(run: Run, before: HostState, code: int) -> None:
@@ -119,4 +119,4 @@ def test_ctrl_c_during_emulate_up_ends_its_daemons_and_namespaces(
         _stopped(run, before, 130)
     finally:
         clean_up_after(run)
-    assert (nsutil.NETNS_RUN_DIR / host.bystander).exists(), "a foreign namespace vanished"
+    assert (NETNS_RUN_DIR / host.bystander).exists(), "a foreign namespace vanished"

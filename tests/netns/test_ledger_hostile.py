@@ -28,6 +28,7 @@ from harness.backends.ledger import release_sysctls
 from harness.backends.ledger import run_ids
 from harness.backends.netns import nsutil
 from harness.backends.netns.emulation import Emulation
+from harness.backends.run_claims import NETNS_RUN_DIR
 from harness.errors import BackendError
 from harness.fabric.fabric_file import load_fabric_file
 
@@ -50,7 +51,7 @@ class Made:
         self.names.append(name)
         if sleeper:
             self.procs.append(subprocess.Popen(["ip", "netns", "exec", name, "sleep", "300"]))
-        return os.stat(nsutil.NETNS_RUN_DIR / name).st_ino
+        return os.stat(NETNS_RUN_DIR / name).st_ino
 
     def cleanup(self) -> None:
         for proc in self.procs:
@@ -59,7 +60,7 @@ class Made:
             if proc.stdout is not None:
                 proc.stdout.close()
         for name in self.names:
-            if os.path.lexists(nsutil.NETNS_RUN_DIR / name):
+            if os.path.lexists(NETNS_RUN_DIR / name):
                 subprocess.run(["ip", "netns", "del", name], check=False)
 
 
@@ -132,7 +133,7 @@ def test_an_id_whose_prefix_a_foreign_namespace_has_is_never_drawn(
     led = Ledger.create("test")
     assert led.run_id != rid
     led.release()
-    assert os.stat(nsutil.NETNS_RUN_DIR / f"{rid}-s01n01").st_ino == ino
+    assert os.stat(NETNS_RUN_DIR / f"{rid}-s01n01").st_ino == ino
     assert made.procs[0].poll() is None  # the sleep inside lives on
 
 
@@ -147,11 +148,11 @@ def test_another_roots_live_emulation_keeps_its_id_and_its_namespaces(
         assert first.ledger is not None
         assert first.ledger.run_id == rid
         names = {n.name for n in first.built.namespaces}
-        inodes = {n: os.stat(nsutil.NETNS_RUN_DIR / n).st_ino for n in names}
+        inodes = {n: os.stat(NETNS_RUN_DIR / n).st_ino for n in names}
         second = Ledger.create("test", root=tmp_path / "root-b")  # draws rid first
         assert second.run_id != rid
         second.release()
-        assert {n: os.stat(nsutil.NETNS_RUN_DIR / n).st_ino for n in names} == inodes
+        assert {n: os.stat(NETNS_RUN_DIR / n).st_ino for n in names} == inodes
     finally:
         first.down()
     assert not [n for n in nsutil.list_netns() if n.startswith(f"{rid}-")]
@@ -180,7 +181,7 @@ def test_a_failed_up_removes_only_what_it_created(
     with pytest.raises(BackendError, match="already exists and is not this run's"):
         emu.up()
     (name,) = foreign
-    assert os.path.exists(nsutil.NETNS_RUN_DIR / name)
+    assert os.path.exists(NETNS_RUN_DIR / name)
     assert made.procs[0].poll() is None
     rid = name.split("-")[0]
     assert [n for n in nsutil.list_netns() if n.startswith(f"{rid}-")] == [name]
@@ -235,9 +236,9 @@ def test_forged_entries_are_refused_reported_and_not_touched(
     ):
         assert what in out.stderr, (what, out.stderr)
     assert victim.read_text() == "keep me\n"
-    assert os.stat(nsutil.NETNS_RUN_DIR / f"{rid}-squat").st_ino == squatter
-    assert os.stat(nsutil.NETNS_RUN_DIR / f"{rid}-wrong").st_ino == wrong
-    assert os.path.exists(nsutil.NETNS_RUN_DIR / foreign)
+    assert os.stat(NETNS_RUN_DIR / f"{rid}-squat").st_ino == squatter
+    assert os.stat(NETNS_RUN_DIR / f"{rid}-wrong").st_ino == wrong
+    assert os.path.exists(NETNS_RUN_DIR / foreign)
     assert made.procs[0].poll() is None  # the process in the foreign namespace lives on
     assert f"run {rid}: removed 0 objects" in out.stdout
 
@@ -271,7 +272,7 @@ def test_an_untrusted_state_root_or_run_is_refused_whole(
     assert out.returncode == 3, out
     assert expect in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
-    assert os.stat(nsutil.NETNS_RUN_DIR / f"{rid}-a").st_ino == ino
+    assert os.stat(NETNS_RUN_DIR / f"{rid}-a").st_ino == ino
     assert made.procs[0].poll() is None
     assert run.is_dir()
 
@@ -296,8 +297,8 @@ def test_a_torn_ledger_is_skipped_and_the_other_runs_still_cleaned(
     )
     assert f"run {good}: removed 1 objects" in out.stdout
     assert f"  netns {good}-a" in out.stdout
-    assert not os.path.lexists(nsutil.NETNS_RUN_DIR / f"{good}-a")
-    assert os.stat(nsutil.NETNS_RUN_DIR / f"{torn}-a").st_ino == torn_ino
+    assert not os.path.lexists(NETNS_RUN_DIR / f"{good}-a")
+    assert os.stat(NETNS_RUN_DIR / f"{torn}-a").st_ino == torn_ino
     assert run_ids() == [torn]
 
 
@@ -312,10 +313,10 @@ def test_stale_netns_files_of_a_run_are_removed(state_dir: Path, made: Made) -> 
     ns.close()
     # an interrupted delete: unmounted, not unlinked (what `umount /run/netns/NAME` leaves)
     libc = ctypes.CDLL(None, use_errno=True)
-    assert libc.umount2(str(nsutil.NETNS_RUN_DIR / name).encode(), 0) == 0
+    assert libc.umount2(str(NETNS_RUN_DIR / name).encode(), 0) == 0
     # a SIGKILL between the placeholder and the mount: a name recorded, no inode
     led.record("netns", placeholder)
-    (nsutil.NETNS_RUN_DIR / placeholder).touch(mode=0o444)
+    (NETNS_RUN_DIR / placeholder).touch(mode=0o444)
     assert nsutil.inspect(name).state == nsutil.inspect(placeholder).state == "stale"
     listing = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True)
     assert "Peer netns reference is invalid" in listing.stderr + listing.stdout
@@ -325,8 +326,8 @@ def test_stale_netns_files_of_a_run_are_removed(state_dir: Path, made: Made) -> 
     assert f"run {rid}: removed 2 objects" in out.stdout
     assert f"  stale /run/netns/{name} (no namespace behind it)" in out.stdout
     assert f"  stale /run/netns/{placeholder} (no namespace behind it)" in out.stdout
-    assert not os.path.lexists(nsutil.NETNS_RUN_DIR / name)
-    assert not os.path.lexists(nsutil.NETNS_RUN_DIR / placeholder)
+    assert not os.path.lexists(NETNS_RUN_DIR / name)
+    assert not os.path.lexists(NETNS_RUN_DIR / placeholder)
     assert run_ids() == []
 
 
@@ -399,7 +400,7 @@ def test_a_namespace_is_mounted_only_after_its_inode_is_recorded(state_dir: Path
         with pytest.raises(KeyboardInterrupt):
             ns.create(name, fail)
         assert len(recorded) == 1
-        assert not os.path.lexists(nsutil.NETNS_RUN_DIR / name)  # no mount, no placeholder
+        assert not os.path.lexists(NETNS_RUN_DIR / name)  # no mount, no placeholder
         fd = ns.create(name, lambda ino: led.record("netns-created", name, inode=ino))
         os.close(fd)
         assert nsutil.inspect(name) == nsutil.NetnsFile("netns", led.entries()[0].data["inode"])

@@ -29,12 +29,12 @@ from harness.backends.netns.routing import compute
 from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric
 from harness.fabric.routing import Routing
+from harness.fabric.routing import RoutingOverride
 from harness.faults.fault import AppliedFault
 from harness.faults.fault import Fault
 from harness.observations.compare import agree_fraction
 from harness.run.scenario import run_scenario
 from harness.scenario.load import load_file
-from harness.scenario.model import RoutingOverride
 from tests.netns.conftest import Host
 from tests.netns.conftest import assert_host_like
 from tests.netns.conftest import start_runner

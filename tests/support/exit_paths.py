@@ -29,6 +29,7 @@ from harness.backends.ledger import read_sysctl
 from harness.backends.netns import nsutil
 from harness.backends.netns.teardown import processes_in_netns
 from harness.backends.processes import process_start_ticks
+from harness.backends.run_claims import NETNS_RUN_DIR
 from harness.backends.signals import WAIT_MESSAGE
 
 #: The host-wide sysctls a netns run raises (neighbour tables for its many peers).
@@ -52,7 +53,7 @@ def _nft_tables() -> frozenset[str]:
 
 def _netns_mounts() -> frozenset[str]:
     lines = Path("/proc/self/mountinfo").read_text().splitlines()
-    return frozenset(x.split()[4] for x in lines if str(nsutil.NETNS_RUN_DIR) in x)
+    return frozenset(x.split()[4] for x in lines if str(NETNS_RUN_DIR) in x)
 
 
 def _host_table() -> dict[str, Any]:

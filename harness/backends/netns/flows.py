@@ -44,7 +44,6 @@ from harness.backends.measurement import Flow
 from harness.backends.measurement import FlowGroup
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.emulation import running_ledger
-from harness.backends.netns.nsutil import NETNS_RUN_DIR
 from harness.backends.netns.spawn import Held
 from harness.backends.netns.spawn import Launch
 from harness.backends.netns.spawn import Ports
@@ -52,6 +51,7 @@ from harness.backends.netns.spawn import spawn_held_many
 from harness.backends.processes import kill_process
 from harness.backends.processes import process_start_ticks
 from harness.backends.processes import tracked
+from harness.backends.run_claims import NETNS_RUN_DIR
 from harness.errors import BackendError
 
 PORTS = (20000, 28999)  # inside the run's namespaces; below the ephemeral range

@@ -42,11 +42,11 @@ from harness.backends.measurement import JobRun
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.emulation import running_ledger
 from harness.backends.netns.job_worker import RankConfig
-from harness.backends.netns.nsutil import NETNS_RUN_DIR
 from harness.backends.netns.spawn import Ports
 from harness.backends.netns.spawn import spawn_held
 from harness.backends.processes import kill_process
 from harness.backends.processes import process_alive
+from harness.backends.run_claims import NETNS_RUN_DIR
 from harness.errors import BackendError
 from harness.fabric.jobs import Job
 from harness.fabric.model import Kind

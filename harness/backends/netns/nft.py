@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 from harness.backends.ledger import Entry
 from harness.backends.netns.emulation import Emulation
-from harness.backends.netns.nsutil import NETNS_RUN_DIR
 from harness.backends.netns.spawn import spawn
+from harness.backends.run_claims import NETNS_RUN_DIR
 from harness.errors import BackendError
 
 MODULUS = 10_000  # numgen's range: the loss is realized to 0.01 %

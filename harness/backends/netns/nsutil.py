@@ -32,9 +32,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.backends.run_claims import NETNS_RUN_DIR
 from harness.errors import BackendError
 
-NETNS_RUN_DIR = Path("/run/netns")
 CLONE_NEWNET = 0x40000000
 MS_BIND = 4096
 MS_REC = 16384
