@@ -71,6 +71,9 @@ def _json(text: str, shown: str) -> Any:
     except json.JSONDecodeError as err:
         msg = f"the file starts as JSON but is not valid JSON ({err.msg}); {EXPECTED}"
         raise ScenarioError(Problem(msg, shown, err.lineno, err.colno)) from None
+    except RecursionError:
+        msg = "the JSON is nested too deeply to be a scheduler's listing; " + EXPECTED
+        raise ScenarioError(Problem(msg, shown, 1, 1)) from None
 
 
 def sniff_jobs(text: str, shown: str = "") -> tuple[JobsFormat, Any]:
@@ -133,7 +136,7 @@ def load_jobs(
             "(--job-label is for kubectl pod lists, --node-map for scheduler listings); "
             "leave it out"
         )
-        raise ScenarioError(msg)
+        raise ScenarioError(Problem(msg, shown))
     if fmt == "jobs-yaml":
         try:
             specs = [s for s, _ in parse_list_items(value, "jobs", JOBS_EXAMPLE, JobSpec.parse)]
@@ -149,9 +152,9 @@ def load_jobs(
     specs, notes = job_specs(view, fabric, mapping)
     if not specs:
         msg = (
-            f"{shown}: {view.source} lists no running job, so no job could be judged; "
+            f"{view.source} lists no running job, so no job could be judged; "
             "save it while the jobs run, or pass --jobs per-su or a YAML jobs list"
         )
-        raise ScenarioError(msg)
+        raise ScenarioError(Problem(msg, shown, 1))
     resolve_jobs(specs, fabric)
     return JobsInput(tuple(specs), fmt, tuple(notes))

@@ -96,6 +96,7 @@ def read_pod_list(
     """The running jobs of a pod list (``text`` locates each job at its first pod)."""
     labels_tried = (job_label,) if job_label else JOB_LABELS
     lines = _name_lines(text)
+    items_at = text.count("\n", 0, max(text.find('"items"'), 0)) + 1  # for a pod not found
     groups: dict[tuple[str, str], list[tuple[tuple[Any, ...], str, str]]] = {}
     other: list[str] = []
     problems: list[Problem] = []
@@ -114,7 +115,7 @@ def read_pod_list(
         node = spec.get("nodeName")
         if not isinstance(node, str) or not node:
             msg = f"pod {name!r} is Running but has no spec.nodeName; save the list again"
-            problems.append(Problem(msg, path, lines.get(name, 0)))
+            problems.append(Problem(msg, path, lines.get(name, items_at)))
             continue
         namespace = str(meta.get("namespace") or "default")
         groups.setdefault((namespace, job), []).append((rank_key(name, labels, notes), name, node))
@@ -128,7 +129,9 @@ def read_pod_list(
         pods.sort()
         shown = job if names_seen[job] == 1 else f"{namespace}/{job}"
         nodes = tuple(dict.fromkeys(node for _, _, node in pods))
-        jobs.append(SchedulerJob(shown, f"{namespace}/{job}", nodes, lines.get(pods[0][1], 0)))
+        jobs.append(
+            SchedulerJob(shown, f"{namespace}/{job}", nodes, lines.get(pods[0][1], items_at))
+        )
     label = f"label {job_label}" if job_label else "labels " + ", ".join(JOB_LABELS)
     return SchedulerView(
         f"kubectl get pods -o json (jobs by {label})", path, tuple(jobs), count_states(other)

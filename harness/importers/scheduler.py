@@ -9,7 +9,8 @@ and gives one :class:`~harness.fabric.jobs.JobSpec` per job, located at its
 line, so a later problem still names the file and the line.
 
 Job names: the scheduler's name of the job; where two running jobs share one,
-each is named ``NAME#ID`` (its scheduler id) so that every name is unique.
+each is named ``NAME#ID`` (its scheduler id) so that every name is unique; a job
+without a name is ``job-ID``.
 """
 
 from __future__ import annotations
@@ -80,7 +81,10 @@ def line_of(text: str, pattern: str, default: int = 0) -> int:
 
 def _unique_names(jobs: Sequence[SchedulerJob]) -> list[str]:
     counts = Counter(j.name for j in jobs)
-    return [j.name if counts[j.name] == 1 and j.name else f"{j.name}#{j.job_id}" for j in jobs]
+    return [
+        (j.name if counts[j.name] == 1 else f"{j.name}#{j.job_id}") if j.name else f"job-{j.job_id}"
+        for j in jobs
+    ]
 
 
 def job_specs(

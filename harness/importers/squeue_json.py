@@ -120,6 +120,8 @@ def _node_text(job: dict[str, Any]) -> str:
     inner = res.get("nodes")
     if isinstance(inner, str):  # 23.02, 23.11
         return inner
+    if isinstance(inner, list):  # a list of names, as some slurmrestd clients write it
+        return ",".join(str(n) for n in inner if isinstance(n, str))
     if isinstance(inner, dict):  # 24.05 and later
         if isinstance(inner.get("list"), str) and inner["list"].strip():
             return str(inner["list"])
@@ -151,18 +153,19 @@ def _id_lines(text: str) -> dict[str, int]:
 def read_squeue_json(doc: dict[str, Any], text: str, path: str) -> SchedulerView:
     """The running jobs of a ``squeue --json`` document (``text`` locates them)."""
     id_lines = _id_lines(text)
+    jobs_line = line_of(text, r'"jobs"\s*:', 1)  # where a job that cannot be found is placed
     jobs: list[SchedulerJob] = []
     other: list[str] = []
     problems: list[Problem] = []
     for i, job in enumerate(doc["jobs"]):
         if not isinstance(job, dict):
             msg = f"jobs[{i}] is not a job object (a JSON object with job_id, name, nodes)"
-            problems.append(Problem(msg, path, line_of(text, '"jobs"')))  # the list
+            problems.append(Problem(msg, path, jobs_line))
             continue
         raw_id = job.get("job_id")
         job_id = number(raw_id)
-        shown_id = str(job_id) if job_id is not None else str(raw_id)
-        line = id_lines.get(shown_id, 0)
+        shown_id = str(job_id) if job_id is not None else str(raw_id or f"{i + 1}?")
+        line = id_lines.get(shown_id, jobs_line)
         state = base_state(job.get("job_state"))
         if state != "RUNNING":
             other.append(state)

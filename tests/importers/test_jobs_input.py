@@ -6,6 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 
 from harness.errors import ScenarioError
 from harness.fabric import preset
@@ -228,3 +231,55 @@ def test_sniffing() -> None:
     assert sniff_jobs("JOBID|NAME|NODELIST\n7|a|n1\n")[0] == "squeue-text"
     assert sniff_jobs((DATA / "jobs-cross-su.yaml").read_text())[0] == "jobs-yaml"
     assert load_jobs("per-su", SEED).source == "per-su"
+
+
+@pytest.mark.parametrize(
+    ("job", "nodes"),
+    [
+        # the shapes public squeue --json samples show, beside the files of tests/data/jobs
+        ({"job_id": "77", "job_state": ["RUNNING"], "nodes": "su03-node01",
+          "job_resources": {"allocated_nodes": None}}, ("su03-node01",)),
+        ({"job_id": 78, "job_state": "RUNNING", "nodes": "",
+          "job_resources": {"nodes": "su03-node[02-03]", "allocated_hosts": 2}},
+         ("su03-node02", "su03-node03")),
+        ({"job_id": 79, "job_state": ["RUNNING"],
+          "job_resources": {"nodes": ["su03-node04"]}}, ("su03-node04",)),
+        ({"job_id": 80, "job_state": ["RUNNING"], "node_count": {"number": 1, "set": True},
+          "job_resources": {"cpus": 4, "nodes": {"count": 1, "list": "su03-node05",
+                                                 "whole": True}}}, ("su03-node05",)),
+    ],
+)  # fmt: skip
+def test_squeue_json_job_shapes(job: dict[str, object], nodes: tuple[str, ...]) -> None:
+    doc = _squeue([job])
+    (got,) = read_squeue_json(doc, json.dumps(doc, indent=2), "q.json").jobs
+    assert got.nodes == nodes
+    assert got.line == 6  # "job_id" is the first key of the job
+
+
+def test_one_file_may_mix_layouts() -> None:
+    """A 21.08 job (plain ints, a state string) beside a 23.02 one (number objects)."""
+    doc = _squeue(
+        [
+            {"job_id": 26515966, "array_task_id": None, "job_state": "RUNNING", "name": "a",
+             "nodes": "su04-node01", "node_count": 1},
+            {"job_id": 58948420, "array_job_id": {"set": True, "infinite": False,
+             "number": 58948420}, "job_state": "PENDING", "name": "b", "nodes": ""},
+        ]
+    )  # fmt: skip
+    view = read_squeue_json(doc, json.dumps(doc, indent=2), "q.json")
+    assert [(j.job_id, j.nodes) for j in view.jobs] == [("26515966", ("su04-node01",))]
+    assert view.left_out == (("PENDING", 1),)
+    assert view.source == "squeue --json"  # no meta: nothing to say about the release
+
+
+_PODS_DOC = json.loads((DATA / "pods.json").read_text())
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.permutations(range(len(_PODS_DOC["items"]))))
+def test_pod_order_in_the_list_does_not_change_the_ranks(order: list[int]) -> None:
+    doc = {**_PODS_DOC, "items": [_PODS_DOC["items"][i] for i in order]}
+    view = read_pod_list(doc, json.dumps(doc), "pods.json")
+    by_name = {j.name: j.nodes for j in view.jobs}
+    for name, _, hosts in make_samples.JOBS:
+        assert list(by_name[name]) == make_samples.expand(hosts)
