@@ -54,3 +54,25 @@ def test_an_unknown_node_is_exit_2_with_file_line_and_the_closest_servers(tmp_pa
     ) in out.stderr
     assert "--node-map FILE" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_sweep_takes_the_same_listings() -> None:
+    sweep = [sys.executable, "-m", "harness", "sweep", "seed-a800", "--elements", "switches"]
+    runs = [
+        subprocess.Popen(
+            [*sweep, "--json", "--jobs", str(DATA / name)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("jobs-cross-su.yaml", "squeue.txt")
+    ]
+    docs = []
+    for proc in runs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        doc = json.loads(out)
+        doc.pop("seconds", None)
+        docs.append(doc)
+    assert docs[0] == docs[1]
+    assert "2 PENDING" in err  # the squeue run's note
