@@ -19,7 +19,9 @@ missing the node list of ``job_resources`` is read instead.  Slurm places
 ranks in the order of that list, so it is the job's rank order.
 
 Only jobs whose base state is ``RUNNING`` are jobs of the fabric; the others
-are counted by state in the view's note.
+are counted by state in the view's note.  slurmrestd's ``/jobs`` answer has the
+same layout, and a ``sacct --json`` is read too (its state is
+``state.current``, its nodes ``nodes``).
 """
 
 from __future__ import annotations
@@ -87,6 +89,14 @@ def base_state(value: Any) -> str:
         base = [s for s in states if s in BASE_STATES]
         return (base or states or ["UNKNOWN"])[0]
     return "UNKNOWN"
+
+
+def _state_field(job: dict[str, Any]) -> Any:
+    """``job_state``, or ``state.current`` where a ``sacct --json`` writes the state."""
+    if "job_state" in job:
+        return job["job_state"]
+    state = job.get("state")
+    return state.get("current") if isinstance(state, dict) else state
 
 
 def _release(doc: dict[str, Any]) -> str:
@@ -166,7 +176,7 @@ def read_squeue_json(doc: dict[str, Any], text: str, path: str) -> SchedulerView
         job_id = number(raw_id)
         shown_id = str(job_id) if job_id is not None else str(raw_id or f"{i + 1}?")
         line = id_lines.get(shown_id, jobs_line)
-        state = base_state(job.get("job_state"))
+        state = base_state(_state_field(job))
         if state != "RUNNING":
             other.append(state)
             continue

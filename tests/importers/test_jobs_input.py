@@ -283,3 +283,17 @@ def test_pod_order_in_the_list_does_not_change_the_ranks(order: list[int]) -> No
     by_name = {j.name: j.nodes for j in view.jobs}
     for name, _, hosts in make_samples.JOBS:
         assert list(by_name[name]) == make_samples.expand(hosts)
+
+
+def test_a_sacct_json_is_read_by_its_current_state() -> None:
+    doc = _squeue(
+        [
+            {"job_id": 5, "name": "a", "state": {"current": ["RUNNING"], "reason": "None"},
+             "nodes": "su06-node[01-02]"},
+            {"job_id": 6, "name": "b", "state": {"current": ["COMPLETED"], "reason": "None"},
+             "nodes": "su06-node03"},
+        ]
+    )  # fmt: skip
+    view = read_squeue_json(doc, json.dumps(doc, indent=2), "sacct.json")
+    assert [(j.name, j.nodes) for j in view.jobs] == [("a", ("su06-node01", "su06-node02"))]
+    assert view.left_out == (("COMPLETED", 1),)
