@@ -11,7 +11,9 @@ from pathlib import Path
 
 from harness.cli.common import EXIT_FAILED
 from harness.cli.common import EXIT_OK
+from harness.cli.common import add_jobs
 from harness.cli.common import add_report
+from harness.cli.common import jobs_of
 from harness.cli.common import progress_bar
 from harness.cli.common import stdout_console
 from harness.cli.common import wrote_report
@@ -19,7 +21,6 @@ from harness.errors import BackendError
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.resolve import fabric_ref_for
 from harness.fabric.resolve import resolve_fabric
-from harness.faults.state_file import load_jobs
 from harness.planning.audit.faults import faults_from_audit
 from harness.planning.budget import parse_budget
 from harness.planning.risk import assess
@@ -46,12 +47,7 @@ def configure_audit(p: argparse.ArgumentParser) -> None:
         "regular design from the dump by majority and report the departures)",
     )
     p.add_argument("--format", dest="fmt", default=None, help="the dump's format (default: sniff)")
-    p.add_argument(
-        "--jobs",
-        default="per-su",
-        metavar="FILE|per-su",
-        help="jobs whose exposure to report (default per-su)",
-    )
+    add_jobs(p, "jobs whose exposure to report (default per-su); as for harness risk --jobs")
     p.add_argument(
         "--budget",
         default="jobs_lost=0",
@@ -81,7 +77,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         audit = diff_fabrics(live, design, ports=not args.no_ports)
         stage(3, 3)
     faults, notes = faults_from_audit(design, audit)
-    jobs = resolve_jobs(load_jobs(args.jobs), design)
+    jobs = resolve_jobs(jobs_of(args, design), design)
     with progress_bar("N+1 margin of the live state", "case") as progress:
         report = assess(design, jobs, faults, parse_budget(args.budget), progress=progress)
     if args.json:

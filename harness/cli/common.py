@@ -14,6 +14,8 @@ from typing import cast
 from rich.console import Console
 
 from harness.errors import ScenarioError
+from harness.fabric.jobs import JobSpec
+from harness.fabric.model import Fabric
 from harness.fabric.resolve import fabric_ref_for
 from harness.fabric.routing import DEFAULT
 from harness.fabric.routing import DEFAULT_FORWARDING
@@ -154,3 +156,40 @@ def cli_routing(args: argparse.Namespace) -> Routing:
     if getattr(args, "reroute", None) is not None:
         routing = dataclasses.replace(routing, reroute=args.reroute)
     return routing
+
+
+JOBS_HELP = (
+    "the jobs: per-su (default), a YAML list of jobs, a saved 'squeue --json', "
+    "'squeue -h -t RUNNING -o \"%%i|%%j|%%N\"' text, or a saved 'kubectl get pods -o json' "
+    "(told apart by content; only running jobs and pods count)"
+)
+
+
+def add_jobs(p: argparse.ArgumentParser, help_text: str = JOBS_HELP) -> None:
+    """Add ``--jobs`` and the options of a scheduler's view: ``--job-label``, ``--node-map``."""
+    from harness.importers.kube_pods import JOB_LABELS
+
+    p.add_argument("--jobs", default="per-su", metavar="FILE|per-su", help=help_text)
+    p.add_argument(
+        "--job-label",
+        metavar="LABEL",
+        help="with a kubectl pod list: the pod label naming a pod's job (default: the first "
+        "of " + ", ".join(JOB_LABELS) + " a pod carries)",
+    )
+    p.add_argument(
+        "--node-map",
+        metavar="FILE",
+        help="with a scheduler's listing: node names to server ids, YAML 'node: server' lines "
+        "or two columns (default rule: exact id, then the short hostname, case-insensitive, "
+        "against ids and their Slurm names such as su01-node01)",
+    )
+
+
+def jobs_of(args: argparse.Namespace, fabric: Fabric) -> tuple[JobSpec, ...]:
+    """The jobs of ``--jobs`` on ``fabric`` (notes of a scheduler's view go to stderr)."""
+    from harness.importers.jobs import load_jobs
+
+    given = load_jobs(args.jobs, fabric, job_label=args.job_label, node_map=args.node_map)
+    for note in given.notes:
+        print_note(note)
+    return given.specs

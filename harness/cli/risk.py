@@ -10,16 +10,17 @@ from harness.cli.common import EXIT_FAILED
 from harness.cli.common import EXIT_OK
 from harness.cli.common import FABRIC_RULE
 from harness.cli.common import add_forwarding
+from harness.cli.common import add_jobs
 from harness.cli.common import add_report
 from harness.cli.common import add_reroute
 from harness.cli.common import cli_routing
+from harness.cli.common import jobs_of
 from harness.cli.common import print_note
 from harness.cli.common import progress_bar
 from harness.cli.common import stdout_console
 from harness.cli.common import wrote_report
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.resolve import resolve_fabric
-from harness.faults.state_file import load_jobs
 from harness.planning.audit.state import state_faults
 from harness.planning.budget import BUDGET_METRICS
 from harness.planning.budget import parse_budget
@@ -51,12 +52,7 @@ def configure_risk(p: argparse.ArgumentParser) -> None:
         "dump (ibnetdiscover, SimAI, containerlab) compared with FABRIC, or faults "
         'written as for --change ("kill su02/leaf-r1")',
     )
-    p.add_argument(
-        "--jobs",
-        default="per-su",
-        metavar="FILE|per-su",
-        help="the jobs: a YAML list of jobs, or per-su (default)",
-    )
+    add_jobs(p)
     add_forwarding(p)
     add_reroute(p)
     p.add_argument(
@@ -89,7 +85,7 @@ def configure_risk(p: argparse.ArgumentParser) -> None:
 def cmd_risk(args: argparse.Namespace) -> int:
     """``harness risk``: the N+1 margin after a change; fails when the change is not safe."""
     fabric = resolve_fabric(args.fabric)
-    jobs = resolve_jobs(load_jobs(args.jobs), fabric)
+    jobs = resolve_jobs(jobs_of(args, fabric), fabric)
     state, notes = state_faults(fabric, args.state)
     for note in notes:
         print_note(note)

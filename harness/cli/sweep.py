@@ -10,17 +10,17 @@ from pathlib import Path
 from harness.cli.common import EXIT_OK
 from harness.cli.common import FABRIC_RULE
 from harness.cli.common import add_forwarding
+from harness.cli.common import add_jobs
 from harness.cli.common import add_report
 from harness.cli.common import cli_routing
 from harness.cli.common import forwarding_of
+from harness.cli.common import jobs_of
 from harness.cli.common import print_note
 from harness.cli.common import progress_bar
 from harness.cli.common import stdout_console
 from harness.cli.common import wrote_report
 from harness.errors import BackendError
-from harness.fabric.jobs import resolve_jobs
 from harness.fabric.resolve import resolve_fabric
-from harness.faults.state_file import load_jobs
 from harness.inputs import cli_args
 from harness.planning.audit.state import state_faults
 from harness.planning.sweep.cases import CATEGORIES
@@ -39,12 +39,7 @@ def configure_sweep(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "fabric", metavar="FABRIC", help="a preset name or a fabric file: " + FABRIC_RULE
     )
-    p.add_argument(
-        "--jobs",
-        default="per-su",
-        metavar="FILE|per-su",
-        help="the jobs: a YAML list of jobs, or per-su (default)",
-    )
+    add_jobs(p)
     p.add_argument(
         "--elements",
         default=",".join(DEFAULT_CATEGORIES),
@@ -101,8 +96,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     """``harness sweep``: every failure case of the chosen elements, and what each costs the
     jobs."""
     fabric = resolve_fabric(args.fabric)
-    jobs = load_jobs(args.jobs)
-    resolve_jobs(jobs, fabric)  # bad job patterns are bad input, before any work
+    jobs = jobs_of(args, fabric)  # resolved: bad jobs are bad input, before any work
     state, notes = state_faults(fabric, args.state)
     for note in notes:
         print_note(note)

@@ -3,7 +3,7 @@
 :func:`to_slurm_topology` writes a fabric -- modelled or imported -- as the
 ``SwitchName=... Switches=... Nodes=...`` lines of Slurm's ``topology/tree``
 plugin, with node and switch lists compressed into Slurm hostlist expressions
-(:func:`compress_hostlist`: ``node01,node02,node03`` -> ``node[01-03]``).
+(:func:`~harness.inputs.hostlist.compress_hostlist`: ``node01,node02,node03`` -> ``node[01-03]``).
 
 Slurm's tree is a tree; a rail-optimized fabric is not.  So:
 
@@ -31,9 +31,11 @@ from harness.errors import FabricDesignError
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.inputs.hostlist import compress_hostlist
+
+__all__ = ["compress_hostlist", "slurm_name", "to_slurm_topology"]
 
 _BAD_NAME = re.compile(r"[\s,\[\]=#\"']")
-_TAIL_DIGITS = re.compile(r"^(.*?)(\d+)$")
 
 
 def slurm_name(element_id: str) -> str:
@@ -43,50 +45,6 @@ def slurm_name(element_id: str) -> str:
     ('su01-node01', 'MF0;A09-P1-IBLEAF-01-01')
     """
     return element_id.replace("/", "-")
-
-
-def _ranges(numbers: list[int], width: int) -> str:
-    out: list[str] = []
-    start = prev = numbers[0]
-    for n in [*numbers[1:], None]:
-        if n is not None and n == prev + 1:
-            prev = n
-            continue
-        out.append(f"{start:0{width}d}" if start == prev else f"{start:0{width}d}-{prev:0{width}d}")
-        if n is not None:
-            start = prev = n
-    return ",".join(out)
-
-
-def compress_hostlist(names: Iterable[str]) -> str:
-    """A Slurm hostlist expression for ``names`` (sorted, duplicates dropped).
-
-    Names ending in digits are grouped by their prefix and the number of digits
-    (so zero padding is kept: ``c01``..``c04`` -> ``c[01-04]``); other names are
-    listed as they are.
-
-    >>> compress_hostlist(["gpu03", "gpu01", "gpu02", "gpu07", "login", "gpu10"])
-    'gpu[01-03,07,10],login'
-    >>> compress_hostlist(["n9", "n10", "n11"])
-    'n9,n[10-11]'
-    """
-    groups: dict[tuple[str, int], list[int]] = {}
-    plain: list[str] = []
-    for name in sorted(set(names)):
-        m = _TAIL_DIGITS.match(name)
-        if m is None or not m.group(1):
-            plain.append(name)
-            continue
-        groups.setdefault((m.group(1), len(m.group(2))), []).append(int(m.group(2)))
-    parts: list[tuple[str, str]] = []
-    for (prefix, width), numbers in groups.items():
-        numbers.sort()
-        if len(numbers) == 1:
-            parts.append((prefix, f"{prefix}{numbers[0]:0{width}d}"))
-        else:
-            parts.append((prefix, f"{prefix}[{_ranges(numbers, width)}]"))
-    parts += [(p, p) for p in plain]
-    return ",".join(text for _, text in sorted(parts, key=lambda kv: (kv[0], kv[1])))
 
 
 def _check(names: Iterable[str]) -> None:

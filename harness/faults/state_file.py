@@ -10,20 +10,18 @@ A live topology dump given as the state is turned into faults by the audit
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from typing import TypeVar
 
-from harness.errors import Origin
 from harness.errors import Problem
 from harness.errors import ScenarioError
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
 from harness.faults.fault import Fault
-from harness.inputs.yaml import read_yaml_list
+from harness.inputs.yaml import parse_list_items
 
 T = TypeVar("T")
 
@@ -31,27 +29,7 @@ T = TypeVar("T")
 def _parse_items_at(
     path: Path | str, what: str, example: str, parse: Callable[[Any], T]
 ) -> list[tuple[T, int]]:
-    """Parse every item of a YAML list file, with its line; report every bad item at once.
-
-    Every parsed item carries its :class:`~harness.errors.Origin` (file, line,
-    column), so problems found later, when it is resolved against a
-    fabric, still name the file and the line.
-    """
-    doc, items = read_yaml_list(path, what, example)
-    out: list[tuple[T, int]] = []
-    problems: list[Problem] = []
-    for i, item in enumerate(items):
-        line, column = doc.position((i,))
-        origin = Origin(doc.path, line, column)
-        try:
-            parsed = parse(item)
-        except ScenarioError as err:
-            problems.extend(origin.locate(err).problems)
-            continue
-        out.append((dataclasses.replace(parsed, origin=origin), line))  # type: ignore[type-var]
-    if problems:
-        raise ScenarioError(problems)
-    return out
+    return parse_list_items(path, what, example, parse)
 
 
 def _parse_items(path: Path | str, what: str, example: str, parse: Callable[[Any], T]) -> list[T]:

@@ -19,6 +19,10 @@ fabric).  The network readers share: ``text`` (a dump read as text),
 (:class:`InferenceRules`), ``names``, ``inference`` and ``hosts`` (roles,
 rails, SUs, servers from names and wiring) and ``build`` (the fabric built
 from the records).
+The running jobs of a scheduler (``squeue --json``, ``squeue -o '%i|%j|%N'``
+text, ``kubectl get pods -o json``) are read for ``--jobs`` by
+:func:`harness.importers.jobs.load_jobs` (``jobs``, ``scheduler``,
+``squeue_json``, ``squeue_text``, ``kube_pods``, ``node_map``).
 Fabrics go out to other tools through :mod:`harness.exporters`;
 :func:`~harness.planning.audit.diff.diff_fabrics` compares an imported fabric with
 its design.  Inference rules: ``docs/importers.md``.
@@ -34,17 +38,26 @@ Modules:
                    cables read back.
 ``inference``      Inference from parsed records: servers and their rails, switch roles, SUs,
                    leaf rails.
+``jobs``           ``--jobs``: the jobs file, or the scheduler's own view of the running jobs.
+``kube_pods``      A saved ``kubectl get pods -o json``: training jobs as the pods that run them.
 ``names``          Names in dumps: the sort order of numbered names, and element ids made from
                    free text.
 ``nccl``           NCCL topology XML (``NCCL_TOPO_FILE`` / ``NCCL_TOPO_DUMP_FILE``): one server.
 ``netq``           NVIDIA NetQ topology graph JSON: import.
 ``node``           What is inside one server, as ``nvidia-smi topo -m`` or NCCL's XML shows it.
+``node_map``       Scheduler node names to the fabric's servers: the stated rule and
+                   ``--node-map`` files.
 ``nvsmi``          ``nvidia-smi topo -m`` output: one server's GPU/NIC layout.
 ``records``        Parsed records: a network file's switches, host NICs and cables, as the file
                    states them.
 ``rules``          Inference rules: the knobs by which an importer tells roles, rails and SUs
                    from names.
+``scheduler``      Jobs as a scheduler sees them, turned into the jobs the analysis runs.
 ``simai``          SimAI (ns-3) topology files, as written by SimAI's ``gen_Topo_Template.py``.
+``squeue_json``    A saved ``squeue --json``: the running jobs of a Slurm cluster and their
+                   nodes.
+``squeue_text``    ``squeue -h -o '%i|%j|%N'`` text: job id | job name | node list, one job a
+                   line.
 ``text``           Dump text: a dump file read as text, safely, for every importer.
 """
 

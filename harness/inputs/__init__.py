@@ -26,6 +26,7 @@ Modules:
 ``durations``    Durations as scenario files write them: ``5s``, ``500ms``, ``2m``, ``1h`` or
                  seconds.
 ``files``        Read one input file as text, safely.
+``hostlist``     Slurm hostlist expressions, both ways.
 ``json_schema``  JSON Schema building blocks for input files: simple type hints as schemas,
                  names, $refs.
 ``location``     Where an input came from: the file, line and column a scenario or fabric

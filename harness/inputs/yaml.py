@@ -27,15 +27,19 @@ Syntax errors and problems found while reading are
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from typing import TypeVar
 
 import yaml
 import yaml.reader
 from yaml.constructor import SafeConstructor
 
+from harness.errors import Origin
 from harness.errors import Problem
 from harness.errors import ScenarioError
 from harness.inputs.files import MAX_YAML_BYTES
@@ -320,3 +324,33 @@ def read_yaml_list(path: str | Path, what: str, example: str) -> tuple[YamlDoc, 
         msg = f"a {what} file is a YAML list, e.g. '{example}'"
         raise ScenarioError(doc.problem(msg, ()))
     return doc, doc.data
+
+
+T = TypeVar("T")
+
+
+def parse_list_items(
+    path: str | Path, what: str, example: str, parse: Callable[[Any], T]
+) -> list[tuple[T, int]]:
+    """Parse every item of a YAML list file, with its line; report every bad item at once.
+
+    ``parse`` turns one item into a frozen dataclass with an ``origin`` field;
+    every parsed item carries its :class:`~harness.errors.Origin` (file, line,
+    column), so problems found later, when it is resolved against a fabric,
+    still name the file and the line.
+    """
+    doc, items = read_yaml_list(path, what, example)
+    out: list[tuple[T, int]] = []
+    problems: list[Problem] = []
+    for i, item in enumerate(items):
+        line, column = doc.position((i,))
+        origin = Origin(doc.path, line, column)
+        try:
+            parsed = parse(item)
+        except ScenarioError as err:
+            problems.extend(origin.locate(err).problems)
+            continue
+        out.append((dataclasses.replace(parsed, origin=origin), line))  # type: ignore[type-var]
+    if problems:
+        raise ScenarioError(problems)
+    return out

@@ -29,6 +29,7 @@ from harness.fabric.fabric_file import load_fabric_file
 from harness.faults.state_file import load_jobs
 from harness.faults.state_file import load_state_file
 from harness.importers import load_dump
+from harness.importers.jobs import load_jobs as load_any_jobs
 from harness.scenario.load import load_file
 from harness.scenario.prepare import prepare
 from tests.fuzz.mutate import mutated_bytes
@@ -138,6 +139,22 @@ def test_state_files(content: str | bytes) -> None:
 def test_jobs_files(content: str | bytes) -> None:
     with tempfile.TemporaryDirectory() as d:
         holds_contract(lambda p: load_jobs(str(p), seed_a800()), write(d, "jobs.yaml", content))
+
+
+SCHEDULER_VIEWS = {
+    name: DATA / "jobs" / name for name in ("squeue-23.11.json", "squeue-24.05.json",
+                                            "squeue.txt", "pods.json")
+}  # fmt: skip
+
+
+@FUZZ
+@given(st.data())
+def test_scheduler_views(data: st.DataObject) -> None:
+    """--jobs with a broken squeue --json, squeue text or pod list."""
+    name = data.draw(st.sampled_from(sorted(SCHEDULER_VIEWS)))
+    content = data.draw(mutated_bytes(SCHEDULER_VIEWS[name].read_bytes()))
+    with tempfile.TemporaryDirectory() as d:
+        holds_contract(lambda p: load_any_jobs(str(p), seed_a800()), write(d, name, content))
 
 
 @FUZZ
