@@ -30,6 +30,7 @@ from harness.errors import ScenarioError
 from harness.importers.scheduler import SchedulerJob
 from harness.importers.scheduler import SchedulerView
 from harness.importers.scheduler import count_states
+from harness.inputs.location import first_lines
 
 JOB_LABELS = (
     "training.kubeflow.org/job-name",
@@ -95,7 +96,7 @@ def read_pod_list(
 ) -> SchedulerView:
     """The running jobs of a pod list (``text`` locates each job at its first pod)."""
     labels_tried = (job_label,) if job_label else JOB_LABELS
-    lines = _name_lines(text)
+    lines = first_lines(_NAME, text)
     items_at = text.count("\n", 0, max(text.find('"items"'), 0)) + 1  # for a pod not found
     groups: dict[tuple[str, str], list[tuple[tuple[Any, ...], str, str]]] = {}
     other: list[str] = []
@@ -139,14 +140,3 @@ def read_pod_list(
 
 
 _NAME = re.compile(r'"name"\s*:\s*"([^"\\]*)"')
-
-
-def _name_lines(text: str) -> dict[str, int]:
-    """Each ``"name": "X"`` value -> the line it is first written on (one pass)."""
-    out: dict[str, int] = {}
-    line, at = 1, 0
-    for m in _NAME.finditer(text):
-        line += text.count("\n", at, m.start())
-        at = m.start()
-        out.setdefault(m.group(1), line)
-    return out

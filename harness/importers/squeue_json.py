@@ -36,6 +36,7 @@ from harness.importers.scheduler import SchedulerView
 from harness.importers.scheduler import count_states
 from harness.importers.scheduler import line_of
 from harness.inputs.hostlist import expand_hostlist
+from harness.inputs.location import first_lines
 
 BASE_STATES = frozenset(
     {
@@ -149,20 +150,9 @@ def _node_text(job: dict[str, Any]) -> str:
 _JOB_ID = re.compile(r'"job_id"\s*:\s*"?(\d+)')
 
 
-def _id_lines(text: str) -> dict[str, int]:
-    """Job id -> the line of its first ``"job_id": N`` (one pass over the text)."""
-    out: dict[str, int] = {}
-    line, at = 1, 0
-    for m in _JOB_ID.finditer(text):
-        line += text.count("\n", at, m.start())
-        at = m.start()
-        out.setdefault(m.group(1), line)
-    return out
-
-
 def read_squeue_json(doc: dict[str, Any], text: str, path: str) -> SchedulerView:
     """The running jobs of a ``squeue --json`` document (``text`` locates them)."""
-    id_lines = _id_lines(text)
+    id_lines = first_lines(_JOB_ID, text)
     jobs_line = line_of(text, r'"jobs"\s*:', 1)  # where a job that cannot be found is placed
     jobs: list[SchedulerJob] = []
     other: list[str] = []
