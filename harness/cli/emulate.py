@@ -10,8 +10,12 @@ from harness.cli.common import EXIT_OK
 from harness.cli.common import print_error
 from harness.cli.common import routing_arg
 from harness.errors import ScenarioError
+from harness.fabric.resolve import fabric_ref_for
 from harness.fabric.resolve import resolve_fabric
+from harness.fabric.routing import Routing
+from harness.fabric.routing import RoutingOverride
 from harness.fabric.routing import parse_bfd
+from harness.fabric.routing import resolve
 
 
 def _bfd_arg(value: str) -> str:
@@ -31,12 +35,30 @@ def configure_emulate(p: argparse.ArgumentParser) -> None:
         default=1e-3,
         help="link rate scale factor (default 0.001: 200 Gb/s -> 200 Mb/s)",
     )
-    p.add_argument("--routing", type=routing_arg, default="sm", metavar="{sm,bgp}",
-                   help="up: sm (tables computed by the harness, default) or bgp (FRR on "
-                   "every switch)")  # fmt: skip
-    p.add_argument("--bfd", type=_bfd_arg, default="off", metavar="{off,on,INTERVAL}",
-                   help="up, with --routing bgp: BFD on every session: off (default), on "
-                   "(timers by fabric size) or an interval such as 300ms")  # fmt: skip
+    p.add_argument("--routing", type=routing_arg, metavar="{sm,bgp}",
+                   help="up: sm (tables computed by the harness) or bgp (FRR on every "
+                   "switch); default: the fabric file's routing:, else sm")  # fmt: skip
+    p.add_argument("--bfd", type=_bfd_arg, metavar="{off,on,INTERVAL}",
+                   help="up, with bgp: BFD on every session: off, on (timers by fabric size) "
+                   "or an interval such as 300ms; default: the fabric file's routing:, "
+                   "else off")  # fmt: skip
+
+
+def emulate_routing(fabric: str, control: str | None, bfd: str | None) -> Routing:
+    """The routing ``emulate up`` runs: the defaults < the fabric file's ``routing:`` < flags.
+
+    >>> emulate_routing("seed-a800", None, None).control
+    'sm'
+    >>> r = emulate_routing("seed-a800", "bgp", "300ms")
+    >>> r.control, r.bfd
+    ('bgp', '300ms')
+    """
+    from harness.fabric.fabric_file import fabric_file_routing
+
+    path = fabric_ref_for(fabric).file
+    from_file = fabric_file_routing(path) if path is not None and path.is_file() else None
+    flags = tuple((k, v) for k, v in (("control", control), ("bfd", bfd)) if v is not None)
+    return resolve(from_file, RoutingOverride(flags))
 
 
 def cmd_emulate(args: argparse.Namespace) -> int:
@@ -60,9 +82,11 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         for rid in session.down(resolve_fabric(args.fabric).name):
             print(f"took down run {rid}")
         return EXIT_OK
-    emu = session.up(
-        resolve_fabric(args.fabric), scale=args.scale, control=args.routing, bfd=args.bfd
-    )
+    routing = emulate_routing(args.fabric, args.routing, args.bfd)
+    fabric = resolve_fabric(args.fabric)
+    bfd = f", bfd {routing.bfd}" if routing.control == "bgp" else ""
+    print(f"routing: control {routing.control}{bfd}")
+    emu = session.up(fabric, scale=args.scale, control=routing.control, bfd=routing.bfd)
     for line in session.entering_hint(emu):
         print(line)
     print(f"take it down with:  harness emulate down {args.fabric}")

@@ -28,7 +28,7 @@ from harness.backends.ledger import HOST_STATE
 from harness.backends.ledger import read_sysctl
 from harness.backends.netns import nsutil
 from harness.backends.netns.teardown import processes_in_netns
-from harness.backends.processes import process_start_ticks
+from harness.backends.processes import process_info
 from harness.backends.run_claims import NETNS_RUN_DIR
 from harness.backends.signals import WAIT_MESSAGE
 
@@ -255,8 +255,10 @@ def processes_naming(root: Path) -> list[tuple[int, str]]:
 
 
 def _alive(pid: int, ticks: int | None) -> bool:
-    now = process_start_ticks(pid)
-    return now is not None and (ticks is None or now == ticks)
+    """Whether the process recorded still runs (a zombie does not: an orphan of a detached
+    emulation waits for PID 1 to reap it)."""
+    info = process_info(pid)
+    return info is not None and not info.exited and (ticks is None or info.start_ticks == ticks)
 
 
 def assert_restored(before: HostState, run: Run) -> None:
