@@ -7,6 +7,7 @@ servers; a cut access cable cuts the job off until it is reconnected.
 
 from __future__ import annotations
 
+import html
 import itertools
 import subprocess
 import sys
@@ -161,10 +162,11 @@ def _harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           text=True, check=False, timeout=120)  # fmt: skip
 
 
-def test_the_console_and_junit_show_the_clock(tmp_path: Path) -> None:
+def test_the_console_junit_and_html_show_the_clock(tmp_path: Path) -> None:
     path = tmp_path / "watched.yaml"
     path.write_text(WATCHED, encoding="utf-8")
-    done = _harness("run", str(path), "--junit-xml", str(tmp_path / "j.xml"), cwd=tmp_path)
+    done = _harness("run", str(path), "--junit-xml", str(tmp_path / "j.xml"),
+                    "--report", str(tmp_path / "html"), cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     lines = [" ".join(line.split()) for line in done.stdout.splitlines()]
     assert "wait waited 2 s t=0 s -> 2 s" in lines
@@ -179,3 +181,7 @@ def test_the_console_and_junit_show_the_clock(tmp_path: Path) -> None:
     assert out.text is not None
     assert "watched.yaml:9:5: expect: checked 1/1 expectation (t=2 s -> 10 s)" in out.text
     assert f"    {note}" in out.text.splitlines()
+
+    page = html.unescape((tmp_path / "html" / "index.html").read_text(encoding="utf-8"))
+    assert "t=2 s -> 10 s" in page
+    assert note in page
