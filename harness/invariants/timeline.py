@@ -110,9 +110,19 @@ def stall_crashes(stall_s: float, timeout_s: float) -> bool:
     return stall_s >= timeout_s - CLOCK_RESOLUTION_S / 2
 
 
-def _s(seconds: float) -> str:
-    """Seconds for people: 34.36, 0.54, 10."""
-    return f"{seconds:.4g}"
+def seconds_text(seconds: float) -> str:
+    """Seconds for people, as every clock reading and stall is written: four significant
+    digits below 1000 s, tenths above (never an exponent).
+
+    >>> [seconds_text(x) for x in (0.0, 0.54, 34.359738368, 144.3597, 0.0005, 12345.67, 3600.0)]
+    ['0', '0.54', '34.36', '144.4', '0.0005', '12345.7', '3600']
+    """
+    if abs(seconds) < 1000:
+        return f"{seconds:.4g}"
+    return f"{seconds:.1f}".removesuffix(".0")
+
+
+_s = seconds_text
 
 
 @dataclass(frozen=True, slots=True)

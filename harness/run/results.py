@@ -11,6 +11,7 @@ from typing import Any
 from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
 from harness.fabric.routing import Routing
 from harness.inputs.location import Location
+from harness.invariants.timeline import seconds_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,16 +162,6 @@ class ScenarioResult:
             "mismatches": len(self.mismatches),
             "steps": [s.to_dict() for s in self.steps],
         }
-
-
-def seconds_text(seconds: float) -> str:
-    """A clock reading for people, to the millisecond: ``0``, ``0.54``, ``34.36``, ``12345``.
-
-    >>> [seconds_text(x) for x in (0.0, 0.54, 34.359738368, 12345.0, 2.0005)]
-    ['0', '0.54', '34.36', '12345', '2.001']
-    """
-    text = f"{seconds:.3f}".rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
 
 
 def _jsonable(value: Any) -> Any:

@@ -26,6 +26,7 @@ from harness.invariants.state import Observation
 from harness.invariants.timeline import Timeline
 from harness.invariants.timeline import after_change
 from harness.invariants.timeline import cut_off
+from harness.invariants.timeline import seconds_text
 from harness.invariants.timeline import traffic_of
 from harness.observations.compare import agree
 from harness.observations.compare import disagreements
@@ -42,7 +43,6 @@ from harness.observations.registry import observe
 from harness.observations.registry import plan_for
 from harness.run.results import ExpectResult
 from harness.run.results import StepResult
-from harness.run.results import seconds_text
 from harness.run.story import story
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
