@@ -5,7 +5,8 @@ timeout crashes the job (to the nanosecond), one just below is survived, one jus
 The fabric: 2 SUs x 2 A800 servers under 4 spines, one job across both SUs.  The stall is a
 reroute (a spine killed under the job, which stays connected through the other spines): the
 timeline judges it when a scenario kills the spine, the margin when it weighs that kill as a
-further failure on top of a drained spine.
+further failure on top of a drained spine, and ibsim's job judge when OpenSM took as long to
+route around a cable its tables sent the job over.
 """
 
 from __future__ import annotations
@@ -13,11 +14,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from typing import cast
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.backends.ibsim.jobs import TableJobs
+from harness.backends.ibsim.walk import Routes
 from harness.fabric import Fabric
 from harness.fabric import two_tier
 from harness.fabric.jobs import Job
@@ -108,6 +114,34 @@ def _timeline_loses(timeout: float) -> bool:
 def test_the_timeline_and_the_margin_agree_at_the_edges(timeout: float, crashed: bool) -> None:
     assert _timeline_loses(timeout) is crashed
     assert _margin_loses(timeout) is crashed
+
+
+class _Tables:
+    """OpenSM's tables as ibsim's job judge reads them: every NIC pair routed, up through
+    ``spine-01`` (a stand-in for :class:`~harness.backends.ibsim.walk.Routes`)."""
+
+    def routed_many(
+        self, src: npt.NDArray[np.intp], dst: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.bool_]:
+        return np.ones(len(src), dtype=bool)
+
+    def path(self, src: int, dst: int) -> list[str]:
+        return ["leaf-a", "spine-01", "leaf-b"]
+
+
+def _ibsim_loses(timeout: float) -> bool:
+    """Whether ibsim's judge crashes the job when OpenSM takes 1 s to route around a cable
+    its tables sent the job over."""
+    tables = _Tables()
+    judge = TableJobs(fabric(), job(timeout), lambda: cast(Routes, tables), clock=lambda: 0.0)
+    judge.before([frozenset({"leaf-a", "spine-01"})], up=False)
+    judge.after(started=0.0, routed_s=REROUTE_S, what="a cut of leaf-a--spine-01")
+    return not judge.run("train").alive
+
+
+@pytest.mark.parametrize(("timeout", "crashed"), EDGES, ids=[f"{t!r}" for t, _ in EDGES])
+def test_ibsims_measured_stall_is_judged_by_the_same_rule(timeout: float, crashed: bool) -> None:
+    assert _ibsim_loses(timeout) is crashed
 
 
 @given(st.floats(0.0, 3.0), st.floats(1e-3, 3.0))
