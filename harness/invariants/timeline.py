@@ -6,13 +6,22 @@ happened *before*.  A collective that stalls as long as the job's timeout
 crash, and a crashed job stays crashed after the fault is repaired, until it
 is restarted.  :class:`Timeline` keeps that history on a clock:
 
-* a step takes no time, except ``wait: 40s``, which moves the clock;
+* **the crash rule** (:func:`stall_crashes`, the one statement of it): a job whose
+  collectives stall for at least its timeout crashes; a stall *equal* to the
+  timeout crashes it, a shorter one is survived.  Durations are compared to
+  the nanosecond (:data:`CLOCK_RESOLUTION_S`), so a clock summed from waits
+  meets a timeout written with the same digits whatever binary floating
+  point makes of the sum;
+* a step takes no time, except ``wait: 40s``, which moves the clock, and an
+  ``expect`` that watches the jobs (below);
 * a job is **cut off** while the fault state leaves its NICs unable to reach
   each other (the model's job verdict).  A cut-off that lasts as long as the
   job's timeout crashes it at ``start + timeout``; one repaired sooner (a
   flap) is survived.  Observing the jobs (an ``expect`` step that looks at
-  them) watches them for their timeout, as a measurement does, so a job cut
-  off at that moment is seen to crash;
+  them) watches them for their timeout, as a measurement does: a job cut off
+  at that moment is seen to crash, and the clock moves on to when the last
+  job it sees crash crashed (:meth:`Timeline.observed`; it does not move when
+  no job is stalled);
 * a fault that takes away a path the job's traffic uses while the job stays
   connected (a spine killed under a cross-SU job) stalls it for the control
   plane's **reroute delay** (the subnet manager's sweep, the BGP hold timer or
@@ -39,6 +48,8 @@ servers cannot start now): after a repair a crashed job is lost but placeable.
 >>> t = t.changed(cut_off={"j"}).observed()      # cut again and watched
 >>> t.fates[0].describe()
 'j crashed at t=13 s: its NICs cannot reach each other for its timeout (10 s)'
+>>> t.now                                         # the watch moved the clock
+13.0
 >>> t.changed(cut_off=set()).fates[0].state      # repaired: still crashed
 'crashed'
 >>> t.changed(cut_off=set()).restarted({"j"}).fates[0].state
@@ -74,10 +85,44 @@ _REROUTED = frozenset({FaultKind.KILL, FaultKind.CUT, FaultKind.OPTIC})
 _IN_NODE = frozenset({Kind.GPU, Kind.NVSWITCH})
 _CUT_OFF = "its NICs cannot reach each other"
 
+#: The clock's resolution: durations closer than half of it are equal (the crash rule).
+CLOCK_RESOLUTION_S = 1e-9
 
-def _s(seconds: float) -> str:
-    """Seconds for people: 34.36, 0.54, 10."""
-    return f"{seconds:.4g}"
+
+def stall_crashes(stall_s: float, timeout_s: float) -> bool:
+    """The crash rule: a job whose collectives stall ``stall_s`` seconds crashes iff the stall
+    lasts at least its ``timeout_s`` (NCCL gives up when its retry window has run out).
+
+    Equality crashes: a stall as long as the timeout is not survived.  The two
+    are compared to the nanosecond (:data:`CLOCK_RESOLUTION_S`): a stall within
+    half a nanosecond of the timeout counts as equal to it.  Every judgement of
+    a stall against a timeout -- the timeline's cut-offs and reroutes, the risk
+    check's N+1 margin (:func:`reroute_fragile`), ibsim's measured stalls --
+    calls this function.
+
+    >>> stall_crashes(10.0, 10.0), stall_crashes(9.999, 10.0), stall_crashes(10.001, 10.0)
+    (True, False, True)
+    >>> stall_crashes(0.3 - 0.1, 0.2)        # 0.19999999999999998: equal to the nanosecond
+    True
+    >>> stall_crashes(math.inf, 34.36), stall_crashes(0.0, 0.0)
+    (True, True)
+    """
+    return stall_s >= timeout_s - CLOCK_RESOLUTION_S / 2
+
+
+def seconds_text(seconds: float) -> str:
+    """Seconds for people, as every clock reading and stall is written: four significant
+    digits below 1000 s, tenths above (never an exponent).
+
+    >>> [seconds_text(x) for x in (0.0, 0.54, 34.359738368, 144.3597, 0.0005, 12345.67, 3600.0)]
+    ['0', '0.54', '34.36', '144.4', '0.0005', '12345.7', '3600']
+    """
+    if abs(seconds) < 1000:
+        return f"{seconds:.4g}"
+    return f"{seconds:.1f}".removesuffix(".0")
+
+
+_s = seconds_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +187,7 @@ class Timeline:
         return [f.name for f in self.fates if f.lost]
 
     def _timed_out(self, f: JobFate, until: float) -> JobFate:
-        if f.state == "stalled" and until - f.since >= f.timeout:
+        if f.state == "stalled" and stall_crashes(until - f.since, f.timeout):
             return f.crash(f.since + f.timeout, f"{f.reason} for its timeout ({_s(f.timeout)} s)")
         return f
 
@@ -185,15 +230,35 @@ class Timeline:
                                        reason=why.get(f.name, _CUT_OFF))  # fmt: skip
         back = dataclasses.replace(f, state="running", since=0.0, reason="", rerouted_s=0.0)
         stall = stalls.get(f.name, 0.0)
-        if stall >= f.timeout:
+        if stall > 0 and stall_crashes(stall, f.timeout):
             return back.crash(self.now + f.timeout,
                               f"the reroute takes {_s(stall)} s, as long as its timeout "
                               f"({_s(f.timeout)} s) or longer")  # fmt: skip
         return dataclasses.replace(back, rerouted_s=stall) if stall > 0 else back
 
     def observed(self) -> Timeline:
-        """The jobs are watched for their timeout: a stalled job is seen to crash."""
-        return Timeline(self.now, tuple(self._timed_out(f, math.inf) for f in self.fates))
+        """The jobs are watched for their timeout: a stalled job is seen to crash.
+
+        The clock moves on to the moment the last job seen to crash crashed (a
+        job stalled since ``s`` at ``s + timeout``; one a reroute crashes, at its
+        change + timeout); it does not move when no job crashes in the watch.
+        """
+        fates = tuple(self._timed_out(f, math.inf) for f in self.fates)
+        ends = [f.since for f in fates if f.lost]
+        return Timeline(max([self.now, *ends]), fates)
+
+    def watch_note(self, after: Timeline) -> str:
+        """What watching the jobs did to the clock, from this timeline to ``after``
+        (:meth:`observed`): ``""`` when the clock did not move."""
+        moved = after.now - self.now
+        if moved <= 0:
+            return ""
+        seen = [f for f in after.fates if f.lost and f.since > self.now]
+        timeouts = sorted({f.timeout for f in seen})
+        which = " / ".join(f"{_s(t)} s" for t in timeouts)
+        names = ", ".join(f.name for f in seen[:4]) + (" ..." if len(seen) > 4 else "")
+        return (f"watched the jobs for their {which} timeout: the clock moved {_s(moved)} s, "
+                f"until {names} crashed (t={_s(after.now)} s)")  # fmt: skip
 
     def restarted(self, names: Collection[str], cut_off: Collection[str] = ()) -> Timeline:
         """Crashed jobs in ``names`` start again, unless they cannot be placed now."""
@@ -352,5 +417,5 @@ def reroute_fragile(
     """
     if reroute_s <= 0:
         return {}
-    fragile = [j for j in jobs if j.timeout <= reroute_s and j.name not in skip]
+    fragile = [j for j in jobs if stall_crashes(reroute_s, j.timeout) and j.name not in skip]
     return traffic_of(fabric, fragile)

@@ -1,7 +1,9 @@
 """A rich console reporter: a :class:`~harness.run.observers.RunObserver` (reporting stage).
 
 Per scenario it prints one verdict line (verdict, name, fabric, seconds), the
-plain-words text and story of every inject/restore step, and a block for each
+plain-words text of every step with the scenario clock before and after it
+(``t=10 s -> 44.36 s``, and why an ``expect`` moved it), the story of every
+inject/restore step, and a block for each
 failed expectation (observation, expected vs observed, detail, involved
 elements, file:line).  At the end it prints a table of all scenarios and the
 totals.  With more than a few scenarios on a terminal it shows a progress bar
@@ -154,9 +156,8 @@ class ConsoleReporter:
             return
         if not self.quiet:
             for step in result.steps:
-                if step.kind != "expect":
-                    self.console.print(step_text(step))
-                elif measured_elsewhere(step):
+                self.console.print(step_text(step))
+                if step.kind == "expect" and measured_elsewhere(step):
                     table = measurement_table(step)
                     self.console.print(Padding(table, (0, 0, 0, 11), expand=False))
         for e in result.failures:
@@ -208,7 +209,8 @@ def verdict_line(result: ScenarioResult) -> Text:
 
 
 def step_text(step: StepResult) -> Table:
-    """The plain words of a step and its story, indented under the verdict line.
+    """The plain words of a step with the scenario clock before and after it, why the clock
+    moved (a watch of the jobs), and its story, indented under the verdict line.
 
     A two-column grid, so wrapped lines keep their indentation.
     """
@@ -216,6 +218,9 @@ def step_text(step: StepResult) -> Table:
     grid.add_column(width=9, no_wrap=True)
     grid.add_column(overflow="fold")
     body = Text(step.text)
+    body.append(f"  {step.clock_text}", style="cyan")
+    if step.clock_note:
+        body.append(f"\n{step.clock_note}", style="bold cyan")
     for line in step.story:
         body.append(f"\n{line}", style="dim")
     if step.settle_s:

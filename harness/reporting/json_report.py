@@ -11,7 +11,9 @@ The document::
 ``mismatches`` counts the expectations whose measurement disagreed with the
 prediction, ``mismatched`` the scenarios holding one (their status is
 ``mismatch``).  Every step record carries ``predicted`` and ``measured``
-(observation -> value; ``measured`` only for what the backend measured).
+(observation -> value; ``measured`` only for what the backend measured) and
+the scenario ``clock`` around it (``before_s``, ``after_s``, ``moved_s`` and
+``why``: what moved it, when a job check did).
 ``total`` counts the scenarios that ran (passed + failed + mismatched + errors); skipped
 scenarios (whose ``backends:`` exclude the run's backend) are listed apart.
 """

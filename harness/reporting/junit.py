@@ -10,8 +10,9 @@ scenario, in the attribute set of pytest's ``xunit2`` family (``classname``,
 * bad input: ``<error message="..." type="ScenarioError">`` with every problem;
 * a scenario whose ``backends:`` exclude the run's backend: ``<skipped>``.
 
-The steps' stories go to ``<system-out>`` of every test case that ran, and on a
-measuring backend every expectation's prediction beside its measurement.
+Every step's line (with the scenario clock before and after it, ``t=0 s -> 10 s``)
+and story go to ``<system-out>`` of every test case that ran, and on a measuring
+backend every expectation's prediction beside its measurement.
 """
 
 from __future__ import annotations
@@ -83,8 +84,8 @@ def junit_xml(report: RunReport, suite_name: str = "harness") -> ET.ElementTree[
             line
             for s in r.steps
             for line in (
-                step_lines(s) if s.kind != "expect"
-                else measurement_lines(s) if measured_elsewhere(s) else []
+                step_lines(s) + (measurement_lines(s) if measured_elsewhere(s) else [])
+                if s.kind == "expect" else step_lines(s)
             )
         ]  # fmt: skip
         if story:

@@ -65,9 +65,12 @@ def expectation_lines(e: ExpectResult) -> list[str]:
 
 
 def step_lines(step: StepResult) -> list[str]:
-    """An inject/restore/fabric step: its plain-words text, its story, how long it settled."""
+    """A step: its plain-words text with the scenario clock before and after it, why the clock
+    moved (a watch of the jobs), its story, how long it settled."""
     where = f"{step.where}: " if str(step.where) else ""
-    lines = [f"{where}{step.kind}: {step.text}"]
+    lines = [f"{where}{step.kind}: {step.text} ({step.clock_text})"]
+    if step.clock_note:
+        lines.append(f"{INDENT}{step.clock_note}")
     lines.extend(f"{INDENT}{line}" for line in step.story)
     if step.settle_s:
         lines.append(f"{INDENT}{settle_text(step.settle_s)}")
@@ -130,10 +133,9 @@ def explain(result: ScenarioResult) -> str:
     if result.status == "error":
         lines.extend(f"{INDENT}{line}" for line in result.error.splitlines())
         return "\n".join(lines)
-    told = [s for s in result.steps if s.kind != "expect"]
-    if told:
+    if result.steps:
         lines.append("steps:")
-        for step in told:
+        for step in result.steps:
             lines.extend(f"{INDENT}{line}" for line in step_lines(step))
     if result.failures:
         lines.append("failed expectations:")

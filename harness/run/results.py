@@ -11,6 +11,7 @@ from typing import Any
 from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
 from harness.fabric.routing import Routing
 from harness.inputs.location import Location
+from harness.invariants.timeline import seconds_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,13 @@ class StepResult:
     settle_s: float | None = None  # how long the backend took to converge after this step
     plan: str = ""  # what was measured (expect steps)
     notes: tuple[str, ...] = ()  # what the backend saw besides the plan (Measurements.notes)
+    clock: tuple[float, float] = (0.0, 0.0)  # the scenario clock before and after it, seconds
+    clock_note: str = ""  # why the clock moved, when a step other than a wait moved it
+
+    @property
+    def clock_text(self) -> str:
+        """The scenario clock before and after the step: ``t=10 s -> 44.36 s``."""
+        return f"t={seconds_text(self.clock[0])} s -> {seconds_text(self.clock[1])} s"
 
     @property
     def passed(self) -> bool:
@@ -92,6 +100,12 @@ class StepResult:
             "story": list(self.story),
             "where": str(self.where),
             "settle_s": None if self.settle_s is None else round(self.settle_s, 4),
+            "clock": {
+                "before_s": round(self.clock[0], 9),
+                "after_s": round(self.clock[1], 9),
+                "moved_s": round(self.clock[1] - self.clock[0], 9),
+                "why": self.clock_note,
+            },
             "plan": self.plan,
             "notes": list(self.notes),
             "predicted": {e.observation: _jsonable(e.predicted) for e in self.expectations},

@@ -11,6 +11,7 @@ to ``print``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Sequence
 
@@ -123,6 +124,7 @@ def run_scenario(
             run.preflight()
             for prepared_step in prepared.steps:
                 step = prepared_step.step
+                before = run.timeline.now
                 if isinstance(step, InjectStep):
                     assert prepared_step.applied is not None  # prepare raises otherwise
                     result = run.inject(step, prepared_step.applied)
@@ -134,6 +136,7 @@ def run_scenario(
                     result = run.restart(step)
                 else:
                     result = run.expect(step)
+                result = dataclasses.replace(result, clock=(before, run.timeline.now))
                 steps.append(result)
                 for o in observers:
                     o.step_finished(scenario, result)

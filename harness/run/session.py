@@ -26,6 +26,7 @@ from harness.invariants.state import Observation
 from harness.invariants.timeline import Timeline
 from harness.invariants.timeline import after_change
 from harness.invariants.timeline import cut_off
+from harness.invariants.timeline import seconds_text
 from harness.invariants.timeline import traffic_of
 from harness.observations.compare import agree
 from harness.observations.compare import disagreements
@@ -188,7 +189,7 @@ class RunSession:
         self.backend.wait(step.seconds)
         self.timeline = self.timeline.after(step.seconds, cut_off(self.analysis())[0])
         crashed = [f for f in self.timeline.fates if f.lost]
-        return StepResult("wait", f"waited {step.seconds:g} s (t={self.timeline.now:g} s)",
+        return StepResult("wait", f"waited {seconds_text(step.seconds)} s",
                           tuple(f.describe() for f in crashed), where=step.where)  # fmt: skip
 
     def restart(self, step: RestartStep) -> StepResult:
@@ -207,8 +208,10 @@ class RunSession:
     def expect(self, step: ExpectStep) -> StepResult:
         """Predict each expectation, measure what the backend can, and judge them."""
         a = self.analysis()
+        note = ""
         if any(e.observation in JOB_OBSERVATIONS for e in step.expectations):
-            self.timeline = self.timeline.observed()  # watched for their timeout
+            watched = self.timeline.observed()  # watched for their timeout: the clock may move
+            note, self.timeline = self.timeline.watch_note(watched), watched
         parts = [self._part(e, a) for e in step.expectations]
         plan = MeasurePlan()
         for part in parts:
@@ -223,7 +226,8 @@ class RunSession:
             text += f"; {bad} measured otherwise than predicted"
         return StepResult("expect", text, expectations=tuple(results), where=step.where,
                           plan="" if plan.empty else plan.describe(),
-                          notes=measured.notes if measured is not None else ())  # fmt: skip
+                          notes=measured.notes if measured is not None else (),
+                          clock_note=note)  # fmt: skip
 
     def _judge(
         self, e: Expectation, a: Analysis, part: MeasurePlan | None, m: Measurements | None

@@ -138,7 +138,7 @@ def test_failure_text_is_readable(project: pytest.Pytester) -> None:
             "forwarding static, paths up-down, engine ftree, reroute 1s): failed: 1 of 2 "
             "expectations",
             "steps:",
-            "    scenarios/two.yaml:6:5: inject: killed spine-05",
+            "    scenarios/two.yaml:6:5: inject: killed spine-05 (t=0 s -> 0 s)",
             "        every GPU pair can still talk",
             "failed expectations:",
             "    scenarios/two.yaml:9:7: leaf_uplink_ratio",

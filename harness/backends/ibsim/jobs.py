@@ -44,6 +44,7 @@ from harness.backends.ibsim.walk import Routes
 from harness.backends.measurement import JobRun
 from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
+from harness.invariants.timeline import stall_crashes
 
 Cable = frozenset[str]  # the element ids at its two ends
 
@@ -129,7 +130,7 @@ class TableJobs:
 
     def _ended(self, fate: _Fate, stalled: float, why: str) -> None:
         fate.stalled_since, fate.last_stall = None, stalled
-        if stalled >= fate.job.timeout:
+        if stall_crashes(stalled, fate.job.timeout):
             fate.crashed = (
                 f"stalled {stalled:.3f} s until OpenSM's new tables ({why}), not shorter than "
                 f"its timeout {fate.job.timeout:.4g} s"

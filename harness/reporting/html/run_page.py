@@ -79,6 +79,8 @@ def _step_views(result: ScenarioResult, prepared: Prepared | None) -> list[dict[
             "text": step.text,
             "story": list(step.story),
             "where": str(step.where),
+            "clock": step.clock_text,
+            "clock_note": step.clock_note,
             "expectations": [_expectation(e) for e in step.expectations],
             "drawing": None,
             "healthy_again": False,
