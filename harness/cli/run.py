@@ -31,7 +31,6 @@ from harness.fabric.routing import ENGINES
 from harness.fabric.routing import Engine
 from harness.fabric.routing import RoutingOverride
 from harness.fabric.routing import engine_of
-from harness.fabric.routing import resolve
 from harness.observations.plans import MeasureOptions
 from harness.reporting.console import ConsoleReporter
 from harness.reporting.json_report import write_json
@@ -44,6 +43,7 @@ from harness.run.scenario import run_scenario
 from harness.scenario.discover import discover
 from harness.scenario.load import load_file
 from harness.scenario.model import Scenario
+from harness.scenario.prepare import reported_routing
 from harness.scenario.select import select
 from harness.scenario.validate import validate
 from harness.words import plural
@@ -153,7 +153,7 @@ def _run_one(
         result = ScenarioResult(
             scenario.name, scenario.where.path, backend, "error", error=str(err),
             description=scenario.description, tags=scenario.tags,
-            fabric=scenario.fabric.describe(), routing=resolve(scenario.routing, routing),
+            fabric=scenario.fabric.describe(), routing=reported_routing(scenario, routing),
         )  # fmt: skip
         reporter.scenario_finished(result)
         return result

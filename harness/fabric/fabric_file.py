@@ -81,9 +81,12 @@ def load_fabric_file(path: Path, overrides: dict[str, Any] | None = None) -> Fab
     return build_explicit(c, data, default_name, dict(overrides or {}))
 
 
-@functools.lru_cache(maxsize=32)
 def fabric_file_routing(path: Path) -> RoutingOverride:
     """What a fabric file's ``routing:`` states (nothing when it has none).
+
+    Read once per version of the file: the cache is keyed on its absolute path,
+    modification time and size, so an edited file (or another directory's file of
+    the same relative name) is read anew.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -92,6 +95,15 @@ def fabric_file_routing(path: Path) -> RoutingOverride:
     ...     fabric_file_routing(p).settings
     (('control', 'bgp'),)
     """
+    try:
+        st = path.stat()
+    except OSError:
+        return _file_routing(str(path.absolute()), -1, -1)  # read_yaml_file says why
+    return _file_routing(str(path.resolve()), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _file_routing(path: str, _mtime_ns: int, _size: int) -> RoutingOverride:
     doc = read_yaml_file(path, "fabric")
     c = Checker(doc)
     data = doc.data

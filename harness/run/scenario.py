@@ -21,7 +21,6 @@ from harness.fabric.model import Fabric
 from harness.fabric.routing import Routing
 from harness.fabric.routing import RoutingOverride
 from harness.fabric.routing import foreign_reroute
-from harness.fabric.routing import resolve
 from harness.faults.fault import AppliedFault
 from harness.observations.plans import MeasureOptions
 from harness.run.observers import RunObserver
@@ -35,6 +34,7 @@ from harness.scenario.model import RestoreStep
 from harness.scenario.model import Scenario
 from harness.scenario.model import WaitStep
 from harness.scenario.prepare import prepare
+from harness.scenario.prepare import reported_routing
 
 
 def unsupported(backend: Backend, faults: Sequence[AppliedFault], fabric: Fabric) -> str | None:
@@ -74,7 +74,7 @@ def run_scenario(
     """
     name = backend if isinstance(backend, str) else backend.name
     opts = options or MeasureOptions()
-    route = resolve(scenario.routing, routing)
+    route = reported_routing(scenario, routing)  # until prepare() has read the fabric file
     for o in observers:
         o.scenario_started(scenario, name)
     start = time.perf_counter()

@@ -43,6 +43,7 @@ from harness.fabric.model import Kind
 from harness.fabric.resolve import build_fabric
 from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
 from harness.fabric.routing import Routing
+from harness.fabric.routing import RoutingOverride
 from harness.fabric.routing import resolve
 from harness.faults.fault import AppliedFault
 from harness.faults.fault import FaultState
@@ -112,13 +113,23 @@ def prepare(scenario: Scenario) -> Prepared:
     return Prepared(scenario, fabric, jobs, steps, routing=routing_of(scenario))
 
 
-def routing_of(scenario: Scenario) -> Routing:
-    """The scenario's routing: the defaults, its fabric file's ``routing:``, its own."""
+def routing_of(scenario: Scenario, over: RoutingOverride | None = None) -> Routing:
+    """The scenario's routing: the defaults < its fabric file's ``routing:`` < its own <
+    ``over`` (``harness run --routing``): the one order every result states."""
     from harness.fabric.fabric_file import fabric_file_routing
 
     ref = scenario.fabric
     from_file = fabric_file_routing(ref.file) if ref.file is not None else None
-    return resolve(from_file, scenario.routing)
+    return resolve(from_file, scenario.routing, over)
+
+
+def reported_routing(scenario: Scenario, over: RoutingOverride | None = None) -> Routing:
+    """:func:`routing_of` for a result that reports an error: without the fabric file's
+    ``routing:`` only when that file cannot be read (it may be what the error is about)."""
+    try:
+        return routing_of(scenario, over)
+    except (ScenarioError, OSError):
+        return resolve(scenario.routing, over)
 
 
 def _jobs(scenario: Scenario, fabric: Fabric, problems: list[Problem]) -> tuple[Job, ...] | None:

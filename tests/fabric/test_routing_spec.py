@@ -299,3 +299,31 @@ def test_engine_flag_overrides_the_scenario(
     assert main(["run", str(path), "--engine", "lash"]) == 2
     assert "--engine takes ftree, updn, minhop, dor, not 'lash'" in capsys.readouterr().err
     assert RoutingOverride.of_flags(None, None) is None
+
+
+def test_an_error_result_reports_the_fabric_files_routing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A scenario that fails with bad input while running reports the routing it would have
+    run: its fabric file's (under any ``--routing``), as a result that ran does."""
+    from harness.cli import run as cli_run
+    from harness.scenario.prepare import reported_routing
+
+    path = _scenario(tmp_path, fabric_routing="routing: {control: bgp, bfd: on}")
+    (s,) = load_file(path)
+    assert reported_routing(s) == prepare(s).routing == resolve(parse_override(
+        {"control": "bgp", "bfd": "on"}))  # fmt: skip
+    assert reported_routing(s, RoutingOverride.control("sm")).control == "sm"
+
+    def fails(*_: object) -> None:
+        msg = "a selector matched nothing"
+        raise ScenarioError(msg)
+
+    monkeypatch.setattr(cli_run, "run_scenario", fails)
+    assert main(["run", str(path), "--json"]) != 0
+    (result,) = json.loads(capsys.readouterr().out)["scenarios"]
+    assert result["status"] == "error"
+    assert (result["routing"]["control"], result["routing"]["bfd"]) == ("bgp", "on")
+    # a fabric file whose routing: is wrong (what the error may be about): the scenario's own
+    (tmp_path / "lab.yaml").write_text(FABRIC_FILE.format(routing="routing: {control: bgpp}"))
+    assert reported_routing(s) == DEFAULT
