@@ -100,7 +100,10 @@ class CaseEvaluator(LocalPath, ExactPath):
 
         Bulk classes (exactly what :meth:`evaluate` would return for them):
         a live switch-to-switch cable that is not a bridge, when no job flow
-        crosses the leaves (only the leaf's uplink ratio moves); and a live
+        crosses the leaves (only the leaf's uplink ratio moves), or a live
+        leaf-spine cable that splits nothing when flows do, on a two-tier
+        fabric under static or ecmp forwarding (the flows it moves are placed
+        again for all such cables at once, :mod:`.flow_cuts`); and a live
         single-port NIC, or its access cable, on an undamaged server (the NIC is
         cut: its GPUs lose their direct path, the server's multi-server jobs are lost).
         """
@@ -168,6 +171,10 @@ class CaseEvaluator(LocalPath, ExactPath):
                 for p, i in zip(acc.tolist(), f.link_a[idx[acc]].tolist(), strict=True):
                     nics.append((p, (i,), -1))
         if not self._no_flows:
+            if self._bulk_cuts:  # leaf-spine cuts: the flows they move, all at once
+                ls = np.flatnonzero(lk == int(LinkKind.LEAF_SPINE))
+                cables.extend(p for p, i in zip(ls.tolist(), idx[ls].tolist(), strict=True)
+                              if not cut_splits(i))  # fmt: skip
             nics.sort()
             return cables, nics, upper
         sw_links = np.flatnonzero((lk == int(LinkKind.LEAF_SPINE))
@@ -188,6 +195,16 @@ class CaseEvaluator(LocalPath, ExactPath):
         nics.sort()
         return cables, nics, upper
 
+    @property
+    def _bulk_cuts(self) -> bool:
+        """Whether leaf-spine cuts that move job flows are a bulk case (:mod:`.flow_cuts`)."""
+        f = self.fabric
+        return (
+            f.tiers == 2
+            and int(self.base.network.access[1][0]) == 1
+            and self._flow_delta.cuts_apply()
+        )
+
     def _bulk_nic(self, nic: int) -> bool:
         """Whether cutting ``nic`` is a bulk case (:func:`.kernels_nics.bulk_nics`)."""
         return bool(self._bulk_nic_mask[nic])
@@ -195,8 +212,10 @@ class CaseEvaluator(LocalPath, ExactPath):
     @cached_property
     def _bulk_nic_mask(self) -> npt.NDArray[np.bool_]:
         """Per element: whether it is a NIC whose cut is a bulk case (:func:`.bulk_nics`):
-        a live single-port NIC with its one port live, on an undamaged server, whose flows (if
-        any job's cross leaves) belong to no multi-server job."""
+        a live single-port NIC with its one port live, on an undamaged server.  Its flows, if
+        any, belong to the server's multi-server jobs, which the cut loses (their bandwidth
+        0, so the least ratio 0 whatever the others' flows do); without such a job it has
+        none and every job keeps its bandwidth."""
         f = self.fabric
         out = np.zeros(f.n_elements, dtype=np.bool_)
         nics = f.nics
@@ -212,11 +231,6 @@ class CaseEvaluator(LocalPath, ExactPath):
         damaged = np.zeros(f.n_elements, dtype=np.bool_)
         damaged[list(self.base.damaged_servers)] = True
         ok &= ~damaged[srv]
-        if not self._no_flows:
-            multi = np.zeros(f.n_elements, dtype=np.bool_)
-            for s in self._job_of_server:
-                multi[s] = self._multi_server_jobs(s)
-            ok &= ~multi[srv]
         out[nics] = ok
         return out
 

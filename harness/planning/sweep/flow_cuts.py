@@ -1,0 +1,171 @@
+"""Bulk kernel of leaf-spine cable cuts when job flows cross leaves: every such case at once.
+
+A live leaf-spine cable that splits nothing, cut on a two-tier fabric under
+``static`` or ``ecmp`` forwarding, moves every cross-leaf flow leaving or
+entering its leaf (:mod:`.flows`).  :func:`cut_busbw` does for many such
+cuts at once what :meth:`FlowDelta.busbw <harness.planning.sweep.flows.FlowDelta.busbw>`
+does for one, in numpy arrays with a case axis: the d-mod-k or hashed pick
+made again over the case's live uplinks and down cables, the load of every
+link the moved flows left or took summed again from the flows on it (in the
+flow engine's order, so the sums are the same floating-point numbers), the
+shares, and each collective's slowest flow.  The answers are the full
+analysis's (``tests/properties/test_prop_flow_delta.py``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from harness.invariants.collectives import COLLECTIVE_ORDER
+from harness.invariants.forwarding import PATH_RESOURCES
+
+if TYPE_CHECKING:
+    from harness.planning.sweep.flows import FlowDelta
+    from harness.planning.sweep.flows import _Draw
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+def _ranges(ptr: IntArray, owners: IntArray) -> tuple[IntArray, IntArray]:
+    """The CSR entries of ``owners`` concatenated: (which owner position, entry index)."""
+    lo, hi = ptr[owners], ptr[owners + 1]
+    lens = hi - lo
+    total = int(lens.sum())
+    start = np.r_[0, np.cumsum(lens)[:-1]]
+    at = np.repeat(lo - start, lens) + np.arange(total)
+    return np.repeat(np.arange(owners.size), lens), at
+
+
+def cut_busbw(engine: FlowDelta, links: IntArray) -> FloatArray:
+    """(case, job): each job's worst collective's expected bus bandwidth (GB/s, before the
+    NVLink cap) with the live leaf-spine cable ``links[c]`` cut, for every case ``c``."""
+    f = engine.net.fabric
+    _, _, leaf_ptr, leaf_flows = engine._flows_of
+    leaf = f.link_a[links].astype(np.int64)
+    case, at = _ranges(leaf_ptr, leaf)  # by case, then flow: a flow crosses a leaf once
+    flow = leaf_flows[at]
+    values = [_draw(engine, d, links, case, flow) for d in engine.draws]
+    expected = np.stack(values).mean(axis=0) * f.rails  # (case, group)
+    out = np.full((links.size, len(engine.jobs)), np.inf)
+    nc = engine.nc
+    for j, job in enumerate(engine.jobs):
+        cols = [j * nc + COLLECTIVE_ORDER.index(c) for c in job.collectives]
+        if cols:
+            out[:, j] = expected[:, cols].min(axis=1)
+    return out
+
+
+def _repath(
+    engine: FlowDelta, d: _Draw, links: IntArray, case: IntArray, flow: IntArray
+) -> IntArray:
+    """New paths of the moved flows (rows: ``case``, ``flow``), as ``FlowDelta._repath`` picks
+    them on each case's fabric (the base with cable ``links[case]`` cut)."""
+    net = engine.net
+    f = net.fabric
+    fl = engine.fl
+    out = np.full((flow.size, PATH_RESOURCES), -1, dtype=np.int64)
+    cut = links[case]
+    cut_leaf, cut_spine = f.link_a[cut], f.link_b[cut]
+    la, lb = fl.leaf_a[flow], fl.leaf_b[flow]
+    urow, utab = engine._uplink_table
+    cand = utab[np.maximum(urow[la], 0)]
+    cand[urow[la] < 0] = -1
+    safe = np.maximum(cand, 0)
+    spine = f.link_b[safe]
+    s_row, l_col, reaches = net.spine_reaches
+    srow, lcol, dtab = engine._down_table
+    other = engine._parallel_live[cut]  # another live cable between the cut's spine and leaf
+    valid = (cand >= 0) & (net.cap[safe] > 0) & net.up[spine] & (cand != cut[:, None])
+    valid &= reaches[s_row[spine], l_col[lb][:, None]]
+    lost_reach = (lb == cut_leaf) & ~other  # the cut spine no longer reaches the cut leaf
+    valid &= ~(lost_reach[:, None] & (spine == cut_spine[:, None]))
+    count = valid.sum(axis=1)
+    ok = count > 0
+    out[~ok, 0] = -2
+    pick = d.key_up[flow][ok] % count[ok]
+    idx = np.argmax(np.cumsum(valid[ok], axis=1) > pick[:, None], axis=1)
+    up = cand[ok][np.arange(idx.size), idx]
+    out[ok, 0] = 2 * up
+    downs = dtab[srow[f.link_b[up]], lcol[lb[ok]]]
+    dvalid = (downs >= 0) & (net.cap[np.maximum(downs, 0)] > 0) & (downs != cut[ok][:, None])
+    dcount = dvalid.sum(axis=1)
+    dpick = d.key_down[flow][ok] % np.maximum(dcount, 1)
+    didx = np.argmax(np.cumsum(dvalid, axis=1) > dpick[:, None], axis=1)
+    out[ok, 1] = 2 * downs[np.arange(didx.size), didx] + 1
+    return out
+
+
+def _draw(
+    engine: FlowDelta, d: _Draw, links: IntArray, case: IntArray, flow: IntArray
+) -> FloatArray:
+    """(case, group): the slowest flow's rate at full scale in one draw."""
+    fl = engine.fl
+    n = fl.src.size
+    n_cases = links.size
+    new_paths = _repath(engine, d, links, case, flow)
+    nres = np.int64(2 * engine.net.fabric.n_links + 1)
+    # the resources each case touches: what its moved flows left and took
+    old = d.paths[flow]
+    oc, ocol = np.nonzero(old >= 0)
+    nr, ncol = np.nonzero(new_paths >= 0)
+    keys = np.unique(np.concatenate([case[oc] * nres + old[oc, ocol],
+                                     case[nr] * nres + new_paths[nr, ncol]]))  # fmt: skip
+    k_case, k_res = keys // nres, keys % nres
+    # the base's flows on them, less each case's moved ones
+    pos = np.searchsorted(d.res_ids, k_res)
+    size = d.res_ids.size
+    has = (pos < size) & (d.res_ids[np.minimum(pos, max(size - 1, 0))] == k_res)
+    which, at = _ranges(d.res_ptr, pos[has])
+    b_case = k_case[has][which]
+    b_flow, b_col, b_res = d.res_flows[at], d.res_cols[at], k_res[has][which]
+    moved_keys = case * np.int64(n) + flow  # sorted: by case, then flow
+    probe = b_case * np.int64(n) + b_flow
+    hit = np.searchsorted(moved_keys, probe)
+    is_moved = (hit < moved_keys.size) & (
+        moved_keys[np.minimum(hit, max(moved_keys.size - 1, 0))] == probe
+    )
+    b_case, b_flow, b_col, b_res = (x[~is_moved] for x in (b_case, b_flow, b_col, b_res))
+    e_case = np.concatenate([b_case, case[nr]])
+    e_flow = np.concatenate([b_flow, flow[nr]])
+    e_col = np.concatenate([b_col, ncol])
+    e_res = np.concatenate([b_res, new_paths[nr, ncol]])
+    order = np.lexsort((e_flow, e_case))  # the flow engine sums a link's flows in order
+    e_case, e_flow, e_col, e_res = e_case[order], e_flow[order], e_col[order], e_res[order]
+    cell = np.searchsorted(keys, e_case * nres + e_res)
+    load = np.zeros((engine.groups, keys.size))
+    np.add.at(load, (fl.group[e_flow], cell), engine.gbps[e_flow])
+    per_job = load.reshape(len(engine.jobs), engine.nc, keys.size)
+    heaviest = per_job.max(axis=1)
+    others = heaviest.sum(axis=0)[None, :] - heaviest
+    total = per_job + others[:, None, :]
+    cable = k_res // 2
+    cap = engine.net.cap[cable].copy()
+    cap[cable == links[k_case]] = 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(total > 0, np.minimum(1.0, cap[None, None, :] / total), 1.0)
+    ratio = ratio.reshape(engine.groups, keys.size)
+    # new rates of every flow on a touched link, per case
+    fkeys, row_of = np.unique(e_case * np.int64(n) + e_flow, return_inverse=True)
+    f_case, f_flow = fkeys // n, fkeys % n
+    share = d.share[f_flow].copy()
+    mhit = np.searchsorted(moved_keys, fkeys)
+    f_moved = (mhit < moved_keys.size) & (
+        moved_keys[np.minimum(mhit, max(moved_keys.size - 1, 0))] == fkeys
+    )
+    share[f_moved] = 1.0
+    share[row_of.reshape(-1), e_col] = ratio[fl.group[e_flow], cell]
+    v = fl.demand[f_flow] * fl.scale[f_flow]
+    v = v * share.min(axis=1)
+    value = np.broadcast_to(d.value, (n_cases, n)).copy()
+    value[f_case, f_flow] = v
+    gone = new_paths[:, 0] == -2
+    value[case[gone], flow[gone]] = 0.0
+    present, g_order, g_starts = engine._group_order
+    best = np.full((n_cases, engine.groups), np.inf)
+    if present.size:
+        best[:, present] = np.minimum.reduceat(value[:, g_order], g_starts, axis=1)
+    return best
