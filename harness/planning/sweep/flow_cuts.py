@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from harness.invariants.collectives import COLLECTIVE_ORDER
 from harness.invariants.forwarding import PATH_RESOURCES
+from harness.planning.sweep.flows import member
 
 if TYPE_CHECKING:
     from harness.planning.sweep.flows import FlowDelta
@@ -116,18 +117,13 @@ def _draw(
                                      case[nr] * nres + new_paths[nr, ncol]]))  # fmt: skip
     k_case, k_res = keys // nres, keys % nres
     # the base's flows on them, less each case's moved ones
-    pos = np.searchsorted(d.res_ids, k_res)
-    size = d.res_ids.size
-    has = (pos < size) & (d.res_ids[np.minimum(pos, max(size - 1, 0))] == k_res)
+    pos, has = member(d.res_ids, k_res)
     which, at = _ranges(d.res_ptr, pos[has])
     b_case = k_case[has][which]
     b_flow, b_col, b_res = d.res_flows[at], d.res_cols[at], k_res[has][which]
     moved_keys = case * np.int64(n) + flow  # sorted: by case, then flow
     probe = b_case * np.int64(n) + b_flow
-    hit = np.searchsorted(moved_keys, probe)
-    is_moved = (hit < moved_keys.size) & (
-        moved_keys[np.minimum(hit, max(moved_keys.size - 1, 0))] == probe
-    )
+    _, is_moved = member(moved_keys, probe)
     b_case, b_flow, b_col, b_res = (x[~is_moved] for x in (b_case, b_flow, b_col, b_res))
     e_case = np.concatenate([b_case, case[nr]])
     e_flow = np.concatenate([b_flow, flow[nr]])
@@ -152,10 +148,7 @@ def _draw(
     fkeys, row_of = np.unique(e_case * np.int64(n) + e_flow, return_inverse=True)
     f_case, f_flow = fkeys // n, fkeys % n
     share = d.share[f_flow].copy()
-    mhit = np.searchsorted(moved_keys, fkeys)
-    f_moved = (mhit < moved_keys.size) & (
-        moved_keys[np.minimum(mhit, max(moved_keys.size - 1, 0))] == fkeys
-    )
+    _, f_moved = member(moved_keys, fkeys)
     share[f_moved] = 1.0
     share[row_of.reshape(-1), e_col] = ratio[fl.group[e_flow], cell]
     v = fl.demand[f_flow] * fl.scale[f_flow]

@@ -59,6 +59,14 @@ _LEAF, _SPINE, _NIC = int(Kind.LEAF), int(Kind.SPINE), int(Kind.NIC)
 _ACCESS, _LEAF_SPINE = int(LinkKind.ACCESS), int(LinkKind.LEAF_SPINE)
 
 
+def member(table: IntArray, x: IntArray) -> tuple[IntArray, npt.NDArray[np.bool_]]:
+    """Where each of ``x`` is in the sorted ``table``, and whether it is there."""
+    pos = np.searchsorted(table, x)
+    if not table.size:
+        return pos, np.zeros(x.size, dtype=np.bool_)
+    return pos, (pos < table.size) & (table[np.minimum(pos, table.size - 1)] == x)
+
+
 class _Draw:
     """One routing draw of the base (one for static and adaptive, one per hash for ecmp)."""
 
@@ -98,10 +106,9 @@ class _Draw:
 
     def flows_on(self, resources: IntArray) -> tuple[IntArray, IntArray, IntArray]:
         """(flow, column, resource) of the base's flows on ``resources``."""
-        pos = np.searchsorted(self.res_ids, resources)
-        size = self.res_ids.size
-        pos = pos[(pos < size) & (self.res_ids[np.minimum(pos, max(size - 1, 0))] == resources)]
-        if not pos.size or not size:
+        pos, found = member(self.res_ids, resources)
+        pos = pos[found]
+        if not pos.size:
             e = np.zeros(0, dtype=np.int64)
             return e, e, e
         lo, hi = self.res_ptr[pos], self.res_ptr[pos + 1]
@@ -401,10 +408,8 @@ class FlowDelta:
     @staticmethod
     def _slack(d: _Draw, touched: IntArray) -> bool:
         """Whether every resource of ``touched`` had room to spare in the base (see _Draw)."""
-        pos = np.searchsorted(d.res_ids, touched)
-        ok = pos < d.res_ids.size
-        ok &= d.res_ids[np.minimum(pos, max(d.res_ids.size - 1, 0))] == touched
-        return bool(ok.all() and d.slack[pos].all())
+        pos, found = member(d.res_ids, touched)
+        return bool(found.all() and d.slack[pos].all())
 
     def _best(self, value: FloatArray) -> FloatArray:
         best = np.full(self.groups, np.inf)
