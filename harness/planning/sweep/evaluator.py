@@ -102,8 +102,8 @@ class CaseEvaluator(LocalPath, ExactPath):
         a live switch-to-switch cable that is not a bridge, when no job flow
         crosses the leaves (only the leaf's uplink ratio moves), or a live
         leaf-spine cable that splits nothing when flows do, on a two-tier
-        fabric under static or ecmp forwarding (the flows it moves are placed
-        again for all such cables at once, :mod:`.flow_cuts`); and a live
+        fabric (the flows it moves, or under adaptive forwarding the pools it
+        shrinks, for all such cables at once, :mod:`.flow_cuts`); and a live
         single-port NIC, or its access cable, on an undamaged server (the NIC is
         cut: its GPUs lose their direct path, the server's multi-server jobs are lost).
         """
@@ -199,11 +199,7 @@ class CaseEvaluator(LocalPath, ExactPath):
     def _bulk_cuts(self) -> bool:
         """Whether leaf-spine cuts that move job flows are a bulk case (:mod:`.flow_cuts`)."""
         f = self.fabric
-        return (
-            f.tiers == 2
-            and int(self.base.network.access[1][0]) == 1
-            and self._flow_delta.cuts_apply()
-        )
+        return f.tiers == 2 and int(self.base.network.access[1][0]) == 1
 
     def _bulk_nic(self, nic: int) -> bool:
         """Whether cutting ``nic`` is a bulk case (:func:`.kernels_nics.bulk_nics`)."""

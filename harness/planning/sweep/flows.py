@@ -101,6 +101,7 @@ class _Draw:
         heaviest = per_job.max(axis=1)
         total = per_job + (heaviest.sum(axis=0)[None, :] - heaviest)[:, None, :]
         cap = engine.res.capacity(uniq)
+        self.total = total.reshape(engine.groups, uniq.size)  # (group, resource of res_ids)
         room = total.max(axis=(0, 1)) <= cap * (1 - 1e-9)
         self.slack = room if uniq.size else np.zeros(0, dtype=np.bool_)
 
@@ -280,9 +281,15 @@ class FlowDelta:
         present = np.unique(group)
         return present, order, np.searchsorted(group[order], present).astype(np.int64)
 
-    def cuts_apply(self) -> bool:
-        """Whether :func:`.flow_cuts.cut_busbw` answers single leaf-spine cuts (static, ecmp)."""
-        return self.forwarding in ("static", "ecmp")
+    @cached_property
+    def _leaf_uplinks(self) -> tuple[IntArray, IntArray]:
+        """CSR: leaf -> its leaf-spine cables, in the order Network sums a leaf's uplinks."""
+        f = self.net.fabric
+        ls = self._link_tables[0]
+        owner = f.link_a[ls].astype(np.int64)
+        order = np.argsort(owner, kind="stable")
+        counts = np.bincount(owner, minlength=f.n_elements)
+        return np.r_[0, np.cumsum(counts)].astype(np.int64), ls[order]
 
     @cached_property
     def _memo(self) -> dict[tuple[tuple[int, ...], tuple[int, ...]], FloatArray]:

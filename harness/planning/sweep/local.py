@@ -260,12 +260,21 @@ class LocalPath(GpuPairs):
         """Per live leaf-spine cable of ``links``: the least bus bandwidth ratio with it cut
         (no job lost), as :meth:`_busbw_ratio` gives it (:func:`.flow_cuts.cut_busbw`)."""
         base, _ = self._busbw
-        uniq, back = np.unique(links, return_inverse=True)  # a cable and its two optics
-        fabric = cut_busbw(self._flow_delta, uniq)
-        nv = np.array(self._nvlink_gbs, dtype=np.float64)
-        single = np.array([len(job.servers) < 2 for job in self.jobs], dtype=np.bool_)
-        got = np.where(single, np.where(np.isfinite(nv), nv, 0.0), np.minimum(fabric, nv))
-        return self._min_busbw_rows(np.where(base > 0, got, 0.0))[back.reshape(-1)]
+        known = self._cut_ratios  # a cable and its two optics, in any order of calls
+        new = np.array(sorted({i for i in links.tolist() if i not in known}), dtype=np.int64)
+        if new.size:
+            fabric = cut_busbw(self._flow_delta, new)
+            nv = np.array(self._nvlink_gbs, dtype=np.float64)
+            single = np.array([len(job.servers) < 2 for job in self.jobs], dtype=np.bool_)
+            got = np.where(single, np.where(np.isfinite(nv), nv, 0.0), np.minimum(fabric, nv))
+            ratios = self._min_busbw_rows(np.where(base > 0, got, 0.0))
+            known.update(zip(new.tolist(), ratios.tolist(), strict=True))
+        return np.array([known[i] for i in links.tolist()], dtype=np.float64)
+
+    @cached_property
+    def _cut_ratios(self) -> dict[int, float]:
+        """Leaf-spine cable -> the least bus bandwidth ratio with it cut (so far)."""
+        return {}
 
     def _local_busbw(self, j: int, degraded: set[int], lost_ports: dict[int, set[int]]) -> float:
         """Job ``j``'s bus bandwidth (GB/s) once ``degraded`` NICs lost ``lost_ports`` (no flow
