@@ -20,7 +20,9 @@ case.  :class:`CaseEvaluator` does one linear pass instead:
    proportional to what the case touches; when no flow of any job crosses
    two leaves, only the flows of the NICs that lost ports are evaluated
    again (:class:`~harness.invariants.leaf_flows.LeafLocalFlows`), otherwise
-   the flows are placed again on the case's fabric (:mod:`.local`); the
+   only the flows the case moves are placed again, from the base's placement
+   (:mod:`.flows`; every leaf-spine cut at once, :mod:`.flow_cuts`), or on
+   fabrics and failures it does not cover the whole case (:mod:`.local`); the
    common single failures are evaluated in bulk with numpy
    (:mod:`.kernels_cables`, :mod:`.kernels_switches`, :mod:`.kernels_nics`);
 3. a case that does split a class (an articulation point, a bridge, or for

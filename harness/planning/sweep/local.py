@@ -220,8 +220,10 @@ class LocalPath(GpuPairs):
         they may use (a switch, a switch-to-switch cable, a NIC or server of
         a job), the flows are placed again on the case's fabric (static and
         hashed routes depend on which cables are live; lost jobs' flows load
-        the links too), exactly as the full analysis does.  When no flow crosses leaves, jobs share
-        no link and only the flows of the degraded NICs are evaluated again
+        the links too), exactly as the full analysis does: only those the case
+        moves when :class:`.flows.FlowDelta` covers it, else all of them.  When
+        no flow crosses leaves, jobs share no link and only the flows of the
+        degraded NICs are evaluated again
         (:class:`~harness.invariants.leaf_flows.LeafLocalFlows`).
         """
         if not self.jobs:
