@@ -105,7 +105,9 @@ class CaseEvaluator(LocalPath, ExactPath):
         crosses the leaves (only the leaf's uplink ratio moves), or a live
         leaf-spine cable that splits nothing when flows do, on a two-tier
         fabric (the flows it moves, or under adaptive forwarding the pools it
-        shrinks, for all such cables at once, :mod:`.flow_cuts`); and a live
+        shrinks, for all such cables at once, :mod:`.flow_cuts`); a leaf that splits
+        nothing, with the
+        NICs behind it (as for one NIC, below); and a live
         single-port NIC, or its access cable, on an undamaged server (the NIC is
         cut: its GPUs lose their direct path, the server's multi-server jobs are lost).
         """
@@ -177,6 +179,9 @@ class CaseEvaluator(LocalPath, ExactPath):
                 ls = np.flatnonzero(lk == int(LinkKind.LEAF_SPINE))
                 cables.extend(p for p, i in zip(ls.tolist(), idx[ls].tolist(), strict=True)
                               if not cut_splits(i))  # fmt: skip
+            leaves = np.flatnonzero(is_el & (ek == int(Kind.LEAF)) & base.up[el_at])
+            for p, i in zip(leaves.tolist(), idx[leaves].tolist(), strict=True):
+                self._bulk_leaf(p, i, split, nics)  # its flows are its NICs' (no transit)
             nics.sort()
             return cables, nics, upper
         sw_links = np.flatnonzero((lk == int(LinkKind.LEAF_SPINE))
@@ -190,12 +195,25 @@ class CaseEvaluator(LocalPath, ExactPath):
             if k != int(Kind.LEAF):
                 if not split(i):
                     upper.append(p)
-            elif self._single_component and not split(i):
-                behind = tuple(sorted({nic for nic, _ in self._leaf_ports.get(i, [])}))
-                if all(bulk[nic] for nic in behind):
-                    nics.append((p, behind, i))
+            else:
+                self._bulk_leaf(p, i, split, nics)
         nics.sort()
         return cables, nics, upper
+
+    def _bulk_leaf(
+        self,
+        p: int,
+        leaf: int,
+        split: Callable[[int], bool],
+        nics: list[tuple[int, tuple[int, ...], int]],
+    ) -> None:
+        """Add the case at position ``p``, leaf ``leaf`` dead, to the bulk NIC cases when it
+        splits nothing and every NIC behind it is a bulk one."""
+        if self._single_component and not split(leaf):
+            bulk = self._bulk_nic_mask
+            behind = tuple(sorted({nic for nic, _ in self._leaf_ports.get(leaf, [])}))
+            if all(bulk[nic] for nic in behind):
+                nics.append((p, behind, leaf))
 
     @property
     def _bulk_cuts(self) -> bool:
@@ -213,7 +231,9 @@ class CaseEvaluator(LocalPath, ExactPath):
         a live single-port NIC with its one port live, on an undamaged server.  Its flows, if
         any, belong to the server's multi-server jobs, which the cut loses (their bandwidth
         0, so the least ratio 0 whatever the others' flows do); without such a job it has
-        none and every job keeps its bandwidth."""
+        none and every job keeps its bandwidth.  Not when one of those jobs is lost already
+        (its flows still load the links, and the cut takes them off) or has no bandwidth
+        to lose."""
         f = self.fabric
         out = np.zeros(f.n_elements, dtype=np.bool_)
         nics = f.nics
@@ -229,6 +249,17 @@ class CaseEvaluator(LocalPath, ExactPath):
         damaged = np.zeros(f.n_elements, dtype=np.bool_)
         damaged[list(self.base.damaged_servers)] = True
         ok &= ~damaged[srv]
+        if not self._no_flows:  # a job lost already (or with no bandwidth to lose) keeps
+            # loading the links with its flows: cutting them may speed others up
+            _, denom = self._busbw
+            kept = np.zeros(f.n_elements, dtype=np.bool_)
+            for s, js in self._job_of_server.items():
+                kept[s] = any(
+                    len(self.jobs[j].servers) > 1
+                    and (self.jobs[j].name in self._base_lost or denom[j] <= 0)
+                    for j in js
+                )  # fmt: skip
+            ok &= ~kept[srv]
         out[nics] = ok
         return out
 

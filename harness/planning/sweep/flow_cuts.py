@@ -53,9 +53,17 @@ def cut_busbw(engine: FlowDelta, links: IntArray) -> FloatArray:
     if engine.forwarding == "adaptive":  # no route moves: the leaf's pools lose capacity
         values = [_draw_pools(engine, d, links) for d in engine.draws]
     else:
-        values = [_draw(engine, d, links, case, flow) for d in engine.draws]
-    expected = np.stack(values).mean(axis=0) * f.rails  # (case, group)
-    out = np.full((links.size, len(engine.jobs)), np.inf)
+        values = [
+            _draw(engine, d, (case, flow), _cut_paths(engine, d, links, case, flow), links)
+            for d in engine.draws
+        ]  # fmt: skip
+    return _per_job(engine, values)
+
+
+def _per_job(engine: FlowDelta, values: list[FloatArray]) -> FloatArray:
+    """(case, job): each job's worst collective's expected bus bandwidth over the draws."""
+    expected = np.stack(values).mean(axis=0) * engine.net.fabric.rails  # (case, group)
+    out = np.full((expected.shape[0], len(engine.jobs)), np.inf)
     nc = engine.nc
     for j, job in enumerate(engine.jobs):
         cols = [j * nc + COLLECTIVE_ORDER.index(c) for c in job.collectives]
@@ -65,16 +73,20 @@ def cut_busbw(engine: FlowDelta, links: IntArray) -> FloatArray:
 
 
 def _repath(
-    engine: FlowDelta, d: _Draw, links: IntArray, case: IntArray, flow: IntArray
+    engine: FlowDelta,
+    d: _Draw,
+    flow: IntArray,
+    *,
+    gone_up: npt.NDArray[np.bool_] | None = None,
+    gone_down: IntArray | None = None,
 ) -> IntArray:
-    """New paths of the moved flows (rows: ``case``, ``flow``), as ``FlowDelta._repath`` picks
-    them on each case's fabric (the base with cable ``links[case]`` cut)."""
+    """New paths of the moved flows ``flow``, as ``FlowDelta._repath`` picks them on each
+    case's fabric: the base's live uplinks less those the case takes (``gone_up``, per row
+    and uplink), and down cables less the row's ``gone_down``."""
     net = engine.net
     f = net.fabric
     fl = engine.fl
     out = np.full((flow.size, PATH_RESOURCES), -1, dtype=np.int64)
-    cut = links[case]
-    cut_leaf, cut_spine = f.link_a[cut], f.link_b[cut]
     la, lb = fl.leaf_a[flow], fl.leaf_b[flow]
     urow, utab = engine._uplink_table
     cand = utab[np.maximum(urow[la], 0)]
@@ -83,11 +95,10 @@ def _repath(
     spine = f.link_b[safe]
     s_row, l_col, reaches = net.spine_reaches
     srow, lcol, dtab = engine._down_table
-    other = engine._parallel_live[cut]  # another live cable between the cut's spine and leaf
-    valid = (cand >= 0) & (net.cap[safe] > 0) & net.up[spine] & (cand != cut[:, None])
+    valid = (cand >= 0) & (net.cap[safe] > 0) & net.up[spine]
     valid &= reaches[s_row[spine], l_col[lb][:, None]]
-    lost_reach = (lb == cut_leaf) & ~other  # the cut spine no longer reaches the cut leaf
-    valid &= ~(lost_reach[:, None] & (spine == cut_spine[:, None]))
+    if gone_up is not None:
+        valid &= ~gone_up
     count = valid.sum(axis=1)
     ok = count > 0
     out[~ok, 0] = -2
@@ -96,7 +107,9 @@ def _repath(
     up = cand[ok][np.arange(idx.size), idx]
     out[ok, 0] = 2 * up
     downs = dtab[srow[f.link_b[up]], lcol[lb[ok]]]
-    dvalid = (downs >= 0) & (net.cap[np.maximum(downs, 0)] > 0) & (downs != cut[ok][:, None])
+    dvalid = (downs >= 0) & (net.cap[np.maximum(downs, 0)] > 0)
+    if gone_down is not None:
+        dvalid &= downs != gone_down[ok][:, None]
     dcount = dvalid.sum(axis=1)
     dpick = d.key_down[flow][ok] % np.maximum(dcount, 1)
     didx = np.argmax(np.cumsum(dvalid, axis=1) > dpick[:, None], axis=1)
@@ -104,14 +117,37 @@ def _repath(
     return out
 
 
-def _draw(
+def _cut_paths(
     engine: FlowDelta, d: _Draw, links: IntArray, case: IntArray, flow: IntArray
+) -> IntArray:
+    """New paths of the moved flows with cable ``links[case]`` cut on each row's fabric."""
+    f = engine.net.fabric
+    fl = engine.fl
+    cut = links[case]
+    cut_leaf, cut_spine = f.link_a[cut], f.link_b[cut]
+    urow, utab = engine._uplink_table
+    la, lb = fl.leaf_a[flow], fl.leaf_b[flow]
+    cand = utab[np.maximum(urow[la], 0)]
+    spine = f.link_b[np.maximum(cand, 0)]
+    other = engine._parallel_live[cut]  # another live cable between the cut's spine and leaf
+    lost_reach = (lb == cut_leaf) & ~other  # the cut spine no longer reaches the cut leaf
+    gone = (cand == cut[:, None]) | (lost_reach[:, None] & (spine == cut_spine[:, None]))
+    return _repath(engine, d, flow, gone_up=gone, gone_down=cut)
+
+
+def _draw(
+    engine: FlowDelta,
+    d: _Draw,
+    moved: tuple[IntArray, IntArray],
+    new_paths: IntArray,
+    dead: IntArray,
 ) -> FloatArray:
-    """(case, group): the slowest flow's rate at full scale in one draw."""
+    """(case, group): the slowest flow's rate at full scale in one draw, the moved flows
+    (``case``, ``flow``) on ``new_paths``, the cable ``dead[case]`` at no capacity."""
     fl = engine.fl
     n = fl.src.size
-    n_cases = links.size
-    new_paths = _repath(engine, d, links, case, flow)
+    n_cases = dead.size
+    case, flow = moved
     nres = np.int64(2 * engine.net.fabric.n_links + 1)
     # the resources each case touches: what its moved flows left and took
     old = d.paths[flow]
@@ -144,7 +180,7 @@ def _draw(
     total = per_job + others[:, None, :]
     cable = k_res // 2
     cap = engine.net.cap[cable].copy()
-    cap[cable == links[k_case]] = 0.0
+    cap[cable == dead[k_case]] = 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(total > 0, np.minimum(1.0, cap[None, None, :] / total), 1.0)
     ratio = ratio.reshape(engine.groups, keys.size)
