@@ -153,8 +153,13 @@ def _draw(
     old = d.paths[flow]
     oc, ocol = np.nonzero(old >= 0)
     nr, ncol = np.nonzero(new_paths >= 0)
-    keys = np.unique(np.concatenate([case[oc] * nres + old[oc, ocol],
-                                     case[nr] * nres + new_paths[nr, ncol]]))  # fmt: skip
+    old_keys = case[oc] * nres + old[oc, ocol]
+    new_keys = case[nr] * nres + new_paths[nr, ncol]
+    # a link the moved flows only left, with room to spare in the base, keeps every share
+    # on it at exactly 1 (see _Draw.slack): nothing on it changes
+    at, _ = member(d.res_ids, old[oc, ocol])
+    keep = ~d.slack[at] | np.isin(old_keys, new_keys)
+    keys = np.unique(np.concatenate([old_keys[keep], new_keys]))
     k_case, k_res = keys // nres, keys % nres
     # the base's flows on them, less each case's moved ones
     pos, has = member(d.res_ids, k_res)

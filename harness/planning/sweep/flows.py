@@ -383,8 +383,10 @@ class FlowDelta:
         if moved.size:
             new_paths[repathed] = self._repath(d, case_net(), changed[repathed])
         old_res = d.paths[changed]
-        touched = np.unique(np.concatenate([old_res[old_res >= 0], new_paths[new_paths >= 0],
-                                            pools]))  # fmt: skip
+        left, took = old_res[old_res >= 0], new_paths[new_paths >= 0]
+        at, _ = member(d.res_ids, left)  # a link only left, with room to spare: unchanged
+        left = left[~d.slack[at] | np.isin(left, took)]
+        touched = np.unique(np.concatenate([left, took, pools]))
         gone = changed[new_paths[:, 0] == -2]  # died, or no route left
         if not moved.size and not pools.size and self._slack(d, touched):
             best = d.best.copy()  # every share stays 1: only the dead flows' groups change
