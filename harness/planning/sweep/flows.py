@@ -21,11 +21,15 @@ only what the case changes, with the same arithmetic as the flow engine:
    shares it;
 3. the rate of every flow on them, and each collective's slowest flow.
 
-It answers two-tier fabrics whose NICs have one port slot, for failures of
-leaves, spines, NICs and compute cables or optics (every N+1 failure of
-``harness risk`` and the default sweep); anything else (``None``) goes the
-full way.  Exact: ``tests/properties/test_prop_flow_delta.py`` compares it
-with the full analysis on drawn fabrics, jobs, forwarding models and cases.
+A link the moved flows only leave, whose every offered load was below its
+capacity by more than any rounding in the base, keeps every share on it at
+exactly 1: it is not summed again.  It answers two-tier fabrics whose NICs
+have one port slot, for failures of leaves, spines, NICs and compute cables
+or optics (:meth:`FlowDelta.applies`: every N+1 failure of ``harness risk``
+and of the default sweep); anything else goes the full way.  Every
+leaf-spine cut at once: :mod:`.flow_cuts`.  Exact:
+``tests/properties/test_prop_flow_delta.py`` compares it with the full
+analysis (``==``) on drawn fabrics, faults, jobs, forwarding models and cases.
 """
 
 from __future__ import annotations
