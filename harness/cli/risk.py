@@ -19,6 +19,7 @@ from harness.cli.common import print_note
 from harness.cli.common import progress_bar
 from harness.cli.common import stdout_console
 from harness.cli.common import wrote_report
+from harness.errors import ScenarioError
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.resolve import resolve_fabric
 from harness.planning.audit.state import state_faults
@@ -73,6 +74,13 @@ def configure_risk(p: argparse.ArgumentParser) -> None:
         "(and with abs: rules, no single further failure may break them after it)",
     )
     p.add_argument(
+        "--margin",
+        default="1",
+        choices=("none", "1"),
+        help="1 (default): also judge every single further failure of --elements after and "
+        "before the change (the N+1 margin); none: the change alone, without the N+1 table",
+    )
+    p.add_argument(
         "--elements",
         default=",".join(DEFAULT_MARGIN_CATEGORIES),
         metavar="LIST",
@@ -89,6 +97,11 @@ def cmd_risk(args: argparse.Namespace) -> int:
     state, notes = state_faults(fabric, args.state)
     for note in notes:
         print_note(note)
+    if args.margin == "none" and args.require_margin:
+        msg = "--require-margin 1 judges the N+1 margin, which --margin none skips; drop one"
+        raise ScenarioError(msg)
+    if args.margin == "none":
+        print_note("--margin none: the change alone is judged, no single further failure")
     with progress_bar("N+1 margin", "case") as progress:
         report = assess(
             fabric,
@@ -98,6 +111,7 @@ def cmd_risk(args: argparse.Namespace) -> int:
             state=state,
             margin_categories=parse_categories(args.elements),
             require_margin=args.require_margin,
+            margin=args.margin == "1",
             progress=progress,
             routing=cli_routing(args),
         )

@@ -174,3 +174,18 @@ def test_stratified_sample_covers_every_category(bs: ModuleType) -> None:
     assert {line.split()[0] for line in lines} == {"switches", "cables", "nics"}
     assert extrapolated > 0
     assert bs.compare(outcomes, bs.fast_by_label(fabric, bs.run_fast(fabric)), whole=False).agree
+
+
+def test_bench_flows_compares_every_sampled_case_with_the_full_analysis(tmp_path: Path) -> None:
+    """``bench_flows.compare`` times the fast path and the full analysis on the same cases
+    and counts the cases where they differ: on a tiny fabric with jobs across SUs, none."""
+    bf = _import("bench_flows")
+    fabric = tiny()
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text(
+        "- {name: a, nodes: [su01/node01, su02/node01]}\n"
+        "- {name: b, nodes: [su02/node02, su01/node02]}\n"
+    )
+    row = bf.compare(fabric, jobs, bf.FaultState.healthy(fabric), "static", sample=400, seed=0)
+    assert row.sampled == row.cases > 0
+    assert row.differ == 0

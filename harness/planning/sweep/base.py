@@ -298,12 +298,22 @@ class SweepBase:
         Against the healthy fabric a job with no healthy bandwidth counts 0;
         against a reference, a job lost there is left out.
         """
+        return float(self._min_busbw_rows(bw[None, :])[0])
+
+    def _min_busbw_rows(self, bw: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """:meth:`_min_busbw` of every row of ``bw`` (case, job)."""
         _, denom = self._busbw
         has = denom > 0
         if self.reference is not None:
-            return float((bw[has] / denom[has]).min()) if has.any() else 1.0
+            if not has.any():
+                return np.ones(bw.shape[0])
+            out: npt.NDArray[np.float64] = (bw[:, has] / denom[has]).min(axis=1)
+            return out
+        if not bw.shape[1]:
+            return np.ones(bw.shape[0])
         ratios = np.where(has, bw / np.where(has, denom, 1), 0.0)
-        return float(ratios.min()) if ratios.size else 1.0
+        least: npt.NDArray[np.float64] = ratios.min(axis=1)
+        return least
 
     @cached_property
     def _storage(self) -> tuple[dict[int, float], dict[int, float]]:

@@ -20,7 +20,9 @@ case.  :class:`CaseEvaluator` does one linear pass instead:
    proportional to what the case touches; when no flow of any job crosses
    two leaves, only the flows of the NICs that lost ports are evaluated
    again (:class:`~harness.invariants.leaf_flows.LeafLocalFlows`), otherwise
-   the flows are placed again on the case's fabric (:mod:`.local`); the
+   only the flows the case moves are placed again, from the base's placement
+   (:mod:`.flows`; every leaf-spine cut at once, :mod:`.flow_cuts`), or on
+   fabrics and failures it does not cover the whole case (:mod:`.local`); the
    common single failures are evaluated in bulk with numpy
    (:mod:`.kernels_cables`, :mod:`.kernels_switches`, :mod:`.kernels_nics`);
 3. a case that does split a class (an articulation point, a bridge, or for
@@ -100,7 +102,12 @@ class CaseEvaluator(LocalPath, ExactPath):
 
         Bulk classes (exactly what :meth:`evaluate` would return for them):
         a live switch-to-switch cable that is not a bridge, when no job flow
-        crosses the leaves (only the leaf's uplink ratio moves); and a live
+        crosses the leaves (only the leaf's uplink ratio moves), or a live
+        leaf-spine cable that splits nothing when flows do, on a two-tier
+        fabric (the flows it moves, or under adaptive forwarding the pools it
+        shrinks, for all such cables at once, :mod:`.flow_cuts`); a leaf that splits
+        nothing, with the
+        NICs behind it (as for one NIC, below); and a live
         single-port NIC, or its access cable, on an undamaged server (the NIC is
         cut: its GPUs lose their direct path, the server's multi-server jobs are lost).
         """
@@ -168,6 +175,13 @@ class CaseEvaluator(LocalPath, ExactPath):
                 for p, i in zip(acc.tolist(), f.link_a[idx[acc]].tolist(), strict=True):
                     nics.append((p, (i,), -1))
         if not self._no_flows:
+            if self._bulk_cuts:  # leaf-spine cuts: the flows they move, all at once
+                ls = np.flatnonzero(lk == int(LinkKind.LEAF_SPINE))
+                cables.extend(p for p, i in zip(ls.tolist(), idx[ls].tolist(), strict=True)
+                              if not cut_splits(i))  # fmt: skip
+            leaves = np.flatnonzero(is_el & (ek == int(Kind.LEAF)) & base.up[el_at])
+            for p, i in zip(leaves.tolist(), idx[leaves].tolist(), strict=True):
+                self._bulk_leaf(p, i, split, nics)  # its flows are its NICs' (no transit)
             nics.sort()
             return cables, nics, upper
         sw_links = np.flatnonzero((lk == int(LinkKind.LEAF_SPINE))
@@ -181,12 +195,31 @@ class CaseEvaluator(LocalPath, ExactPath):
             if k != int(Kind.LEAF):
                 if not split(i):
                     upper.append(p)
-            elif self._single_component and not split(i):
-                behind = tuple(sorted({nic for nic, _ in self._leaf_ports.get(i, [])}))
-                if all(bulk[nic] for nic in behind):
-                    nics.append((p, behind, i))
+            else:
+                self._bulk_leaf(p, i, split, nics)
         nics.sort()
         return cables, nics, upper
+
+    def _bulk_leaf(
+        self,
+        p: int,
+        leaf: int,
+        split: Callable[[int], bool],
+        nics: list[tuple[int, tuple[int, ...], int]],
+    ) -> None:
+        """Add the case at position ``p``, leaf ``leaf`` dead, to the bulk NIC cases when it
+        splits nothing and every NIC behind it is a bulk one."""
+        if self._single_component and not split(leaf):
+            bulk = self._bulk_nic_mask
+            behind = tuple(sorted({nic for nic, _ in self._leaf_ports.get(leaf, [])}))
+            if all(bulk[nic] for nic in behind):
+                nics.append((p, behind, leaf))
+
+    @property
+    def _bulk_cuts(self) -> bool:
+        """Whether leaf-spine cuts that move job flows are a bulk case (:mod:`.flow_cuts`)."""
+        f = self.fabric
+        return f.tiers == 2 and int(self.base.network.access[1][0]) == 1
 
     def _bulk_nic(self, nic: int) -> bool:
         """Whether cutting ``nic`` is a bulk case (:func:`.kernels_nics.bulk_nics`)."""
@@ -195,8 +228,12 @@ class CaseEvaluator(LocalPath, ExactPath):
     @cached_property
     def _bulk_nic_mask(self) -> npt.NDArray[np.bool_]:
         """Per element: whether it is a NIC whose cut is a bulk case (:func:`.bulk_nics`):
-        a live single-port NIC with its one port live, on an undamaged server, whose flows (if
-        any job's cross leaves) belong to no multi-server job."""
+        a live single-port NIC with its one port live, on an undamaged server.  Its flows, if
+        any, belong to the server's multi-server jobs, which the cut loses (their bandwidth
+        0, so the least ratio 0 whatever the others' flows do); without such a job it has
+        none and every job keeps its bandwidth.  Not when one of those jobs is lost already
+        (its flows still load the links, and the cut takes them off) or has no bandwidth
+        to lose."""
         f = self.fabric
         out = np.zeros(f.n_elements, dtype=np.bool_)
         nics = f.nics
@@ -212,11 +249,17 @@ class CaseEvaluator(LocalPath, ExactPath):
         damaged = np.zeros(f.n_elements, dtype=np.bool_)
         damaged[list(self.base.damaged_servers)] = True
         ok &= ~damaged[srv]
-        if not self._no_flows:
-            multi = np.zeros(f.n_elements, dtype=np.bool_)
-            for s in self._job_of_server:
-                multi[s] = self._multi_server_jobs(s)
-            ok &= ~multi[srv]
+        if not self._no_flows:  # a job lost already (or with no bandwidth to lose) keeps
+            # loading the links with its flows: cutting them may speed others up
+            _, denom = self._busbw
+            kept = np.zeros(f.n_elements, dtype=np.bool_)
+            for s, js in self._job_of_server.items():
+                kept[s] = any(
+                    len(self.jobs[j].servers) > 1
+                    and (self.jobs[j].name in self._base_lost or denom[j] <= 0)
+                    for j in js
+                )  # fmt: skip
+            ok &= ~kept[srv]
         out[nics] = ok
         return out
 

@@ -1,7 +1,9 @@
 """Bulk kernel of switch-to-switch cable cuts: every such single case at once, with numpy.
 
 A live leaf-spine or spine-core cable that is no bridge, when no job's flow
-crosses leaves, changes only the uplink ratio of its leaf.
+crosses leaves, changes only the uplink ratio of its leaf; when flows cross
+leaves (two tiers, static or ecmp), the bus bandwidth of the flows it moves
+comes from :func:`~harness.planning.sweep.flow_cuts.cut_busbw`.
 """
 
 from __future__ import annotations
@@ -42,5 +44,8 @@ def bulk_cables(
         excl = np.where(pos == arg, m2, m1)
         new = (live[leaf] - ev.base.cap[links[ls]]) / np.where(full[leaf] > 0, full[leaf], 1)
         ratio[ls] = np.minimum(excl, np.where(pos >= 0, new, np.inf))
-    for p, r in zip(positions, ratio.tolist(), strict=True):
-        out[p] = CaseResult((singles[p],), pairs_p, pairs_d, (), r, bw_min, storage, False)
+    bw = np.full(links.size, bw_min)
+    if not ev._no_flows:  # leaf-spine cuts that move job flows (see _bulk_classes)
+        bw = ev._cut_busbw(links)
+    for p, r, b in zip(positions, ratio.tolist(), bw.tolist(), strict=True):
+        out[p] = CaseResult((singles[p],), pairs_p, pairs_d, (), r, b, storage, False)

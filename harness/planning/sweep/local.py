@@ -24,6 +24,8 @@ from harness.invariants.capacity import nic_rate_terms
 from harness.invariants.leaf_flows import LeafLocalFlows
 from harness.invariants.reach import Signature
 from harness.invariants.verdicts import tolerant
+from harness.planning.sweep.flow_cuts import cut_busbw
+from harness.planning.sweep.flows import FlowDelta
 from harness.planning.sweep.pairs import GpuPairs
 from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.records import Failure
@@ -218,8 +220,10 @@ class LocalPath(GpuPairs):
         they may use (a switch, a switch-to-switch cable, a NIC or server of
         a job), the flows are placed again on the case's fabric (static and
         hashed routes depend on which cables are live; lost jobs' flows load
-        the links too), exactly as the full analysis does.  When no flow crosses leaves, jobs share
-        no link and only the flows of the degraded NICs are evaluated again
+        the links too), exactly as the full analysis does: only those the case
+        moves when :class:`.flows.FlowDelta` covers it, else all of them.  When
+        no flow crosses leaves, jobs share no link and only the flows of the
+        degraded NICs are evaluated again
         (:class:`~harness.invariants.leaf_flows.LeafLocalFlows`).
         """
         if not self.jobs:
@@ -231,6 +235,11 @@ class LocalPath(GpuPairs):
             if j not in lost and base[j] > 0 and len(self.jobs[j].servers) > 1
         })  # fmt: skip
         if moved and self._flows.any():
+            if FlowDelta.applies(f, self.base.network, failures):
+                got = self._flow_delta.busbw(failures, self._nvlink_gbs)
+                for j in lost:
+                    got[j] = 0.0
+                return self._min_busbw(np.where(base > 0, got, 0.0))
             a = self._case_analysis(failures)
             return self._min_busbw(np.array([
                 0.0 if j in lost or base[j] <= 0 else bandwidth.job_busbw_gbs(
@@ -243,6 +252,31 @@ class LocalPath(GpuPairs):
         for j in hit:
             bw[j] = self._local_busbw(j, degraded, lost_ports or {})
         return self._min_busbw(bw)
+
+    @cached_property
+    def _flow_delta(self) -> FlowDelta:
+        """The base's flows placed once, for the cases that move flows (:mod:`.flows`)."""
+        return FlowDelta(self.base.network, self.jobs, self.forwarding)
+
+    def _cut_busbw(self, links: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """Per live leaf-spine cable of ``links``: the least bus bandwidth ratio with it cut
+        (no job lost), as :meth:`_busbw_ratio` gives it (:func:`.flow_cuts.cut_busbw`)."""
+        base, _ = self._busbw
+        known = self._cut_ratios  # a cable and its two optics, in any order of calls
+        new = np.array(sorted({i for i in links.tolist() if i not in known}), dtype=np.int64)
+        if new.size:
+            fabric = cut_busbw(self._flow_delta, new)
+            nv = np.array(self._nvlink_gbs, dtype=np.float64)
+            single = np.array([len(job.servers) < 2 for job in self.jobs], dtype=np.bool_)
+            got = np.where(single, np.where(np.isfinite(nv), nv, 0.0), np.minimum(fabric, nv))
+            ratios = self._min_busbw_rows(np.where(base > 0, got, 0.0))
+            known.update(zip(new.tolist(), ratios.tolist(), strict=True))
+        return np.array([known[i] for i in links.tolist()], dtype=np.float64)
+
+    @cached_property
+    def _cut_ratios(self) -> dict[int, float]:
+        """Leaf-spine cable -> the least bus bandwidth ratio with it cut (so far)."""
+        return {}
 
     def _local_busbw(self, j: int, degraded: set[int], lost_ports: dict[int, set[int]]) -> float:
         """Job ``j``'s bus bandwidth (GB/s) once ``degraded`` NICs lost ``lost_ports`` (no flow

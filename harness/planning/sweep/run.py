@@ -251,13 +251,17 @@ def _run_sweep(
     exact = 0
     if scheduler is None and workers <= 1:
         before = ev.exact_cases
-        step = max(10_000, total // 50)  # progress in about 50 steps; small sweeps in one
+        if progress:
+            progress(0, total)  # the total is known before the first case
+        step = max(500, total // 50)  # about 50 steps; bulk kernels take a step at once
         for i in range(0, total, step):
             results.extend(_evaluate(ev, cases[i : i + step]))
             if progress:
                 progress(len(results), total)
         exact = ev.exact_cases - before
     else:
+        if progress:
+            progress(0, total)
         shards = _shards(total, (workers if scheduler is None else 8) * 4)
         if scheduler is not None:
             from distributed import Client
