@@ -58,6 +58,7 @@ class SweepBase:
         # with no faults present the base is the healthy fabric: analyse it once
         self.base = self.healthy if self.state.is_healthy else self._analysis(self.state)
         self.exact_cases = 0
+        self._without_cache: dict[tuple[str, ...], tuple[float, str]] = {}
 
     def _analysis(self, state: FaultState, *, healthy: bool = True) -> Analysis:
         """The full analysis of ``state`` under this evaluator's path rule."""
@@ -292,18 +293,44 @@ class SweepBase:
         healthy = np.array([ref.job_busbw_gbs(j) for j in self.jobs], dtype=np.float64)
         return base, healthy
 
-    def _min_busbw(self, bw: npt.NDArray[np.float64]) -> float:
-        """Min job bus bandwidth ratio of per-job GB/s ``bw``.
+    def _min_busbw(self, bw: npt.NDArray[np.float64]) -> tuple[float, str]:
+        """Min bus bandwidth ratio over the jobs that survive, of per-job GB/s ``bw``, and the
+        job that has it ((1.0, "") when none survives).
 
-        Against the healthy fabric a job with no healthy bandwidth counts 0;
-        against a reference, a job lost there is left out.
+        A lost job (``bw`` 0: cut off, or lost in the base) is counted as lost, not as a
+        bandwidth of 0; a job with no healthy (or reference) bandwidth was never running.
         """
         _, denom = self._busbw
-        has = denom > 0
-        if self.reference is not None:
-            return float((bw[has] / denom[has]).min()) if has.any() else 1.0
-        ratios = np.where(has, bw / np.where(has, denom, 1), 0.0)
-        return float(ratios.min()) if ratios.size else 1.0
+        alive = (bw > 0) & (denom > 0)
+        if not alive.any():
+            return 1.0, ""
+        ratios = np.where(alive, bw / np.where(alive, denom, 1), np.inf)
+        j = int(ratios.argmin())
+        return float(ratios[j]), self.jobs[j].name
+
+    def _busbw_without(self, lost: Sequence[str]) -> tuple[float, str]:
+        """:meth:`_min_busbw` of the base's bandwidth with the jobs ``lost`` gone (a case that
+        moves no other job's flow)."""
+        key = tuple(lost)
+        got = self._without_cache.get(key)
+        if got is None:
+            base, _ = self._busbw
+            gone = set(key)
+            bw = np.array([0.0 if job.name in gone else base[j]
+                           for j, job in enumerate(self.jobs)], dtype=np.float64)  # fmt: skip
+            got = self._without_cache[key] = self._min_busbw(bw)
+        return got
+
+    def case_busbw_without(
+        self, failures: Sequence[Failure], gone: Sequence[str]
+    ) -> tuple[float, str]:
+        """:meth:`_min_busbw` of a case by the full analysis, the jobs ``gone`` left out (the
+        N+1 margin's jobs crashed by a reroute, when the slowest survivor was one of them)."""
+        a = self._case_analysis(failures)
+        out = set(gone)
+        bw = np.array([0.0 if job.name in out else a.job_busbw_gbs(job) for job in self.jobs],
+                      dtype=np.float64)  # fmt: skip
+        return self._min_busbw(bw)
 
     @cached_property
     def _storage(self) -> tuple[dict[int, float], dict[int, float]]:

@@ -43,4 +43,5 @@ def bulk_cables(
         new = (live[leaf] - ev.base.cap[links[ls]]) / np.where(full[leaf] > 0, full[leaf], 1)
         ratio[ls] = np.minimum(excl, np.where(pos >= 0, new, np.inf))
     for p, r in zip(positions, ratio.tolist(), strict=True):
-        out[p] = CaseResult((singles[p],), pairs_p, pairs_d, (), r, bw_min, storage, False)
+        out[p] = CaseResult((singles[p],), pairs_p, pairs_d, (), r, bw_min, storage, False,
+                            busbw_job=ev._base_slowest)  # fmt: skip

@@ -154,7 +154,7 @@ class LocalPath(GpuPairs):
                 for s in {int(f.parent[n]) for n in cut | degraded} | dead_servers
             )
         )  # some flow's path, rate or end changes (lost jobs' flows load links too)
-        busbw = self._busbw_ratio(moved, new_lost, failures, degraded, lost_ports)
+        busbw, slowest = self._busbw_ratio(moved, new_lost, failures, degraded, lost_ports)
         # storage
         storage = 1.0
         if storage_hit or dead_servers:
@@ -171,7 +171,7 @@ class LocalPath(GpuPairs):
             bis = self._bisection(failures)
         return CaseResult(
             tuple(failures), pairs_p, pairs_d, lost_names, ratio, busbw, storage, False, bis,
-            tuple(reasons[:6]),
+            tuple(reasons[:6]), slowest,
         )  # fmt: skip
 
     def _storage_hits(
@@ -210,9 +210,10 @@ class LocalPath(GpuPairs):
         failures: Sequence[Failure],
         degraded: set[int] = frozenset(),  # type: ignore[assignment]
         lost_ports: dict[int, set[int]] | None = None,
-    ) -> float:
-        """Min bus bandwidth ratio of a fast case: the base's, but for the jobs it loses and
-        those running on a NIC that lost a port (``degraded``).
+    ) -> tuple[float, str]:
+        """Min bus bandwidth ratio of a fast case over the jobs that survive it, and that job:
+        the base's, but for the jobs it loses and those running on a NIC that lost a port
+        (``degraded``).
 
         When some job's flows cross leaves and the case ``moved`` something
         they may use (a switch, a switch-to-switch cable, a NIC or server of
@@ -223,7 +224,7 @@ class LocalPath(GpuPairs):
         (:class:`~harness.invariants.leaf_flows.LeafLocalFlows`).
         """
         if not self.jobs:
-            return 1.0
+            return 1.0, ""
         base, _ = self._busbw
         f = self.fabric
         hit = sorted({
