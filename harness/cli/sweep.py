@@ -43,7 +43,8 @@ def configure_sweep(p: argparse.ArgumentParser) -> None:
         "--jobs",
         default="per-su",
         metavar="FILE|per-su",
-        help="the jobs: a YAML list of jobs, or per-su (default)",
+        help="the jobs: a YAML list of jobs, or per-su (default: one job per SU, assumed; "
+        "traffic between SUs is then not represented)",
     )
     p.add_argument(
         "--elements",
@@ -92,7 +93,12 @@ def configure_sweep(p: argparse.ArgumentParser) -> None:
         help="run the shards on this Dask distributed scheduler",
     )
     p.add_argument(
-        "--top", type=cli_args.top, default=20, metavar="N", help="rows in the ranked table"
+        "--top",
+        type=cli_args.top,
+        default=20,
+        metavar="N",
+        help="rows in the ranked table: groups of cases alike by the fabric's symmetry "
+        "(--json and --csv keep every case)",
     )
     add_report(p)
 
@@ -134,12 +140,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         except OSError as err:
             msg = f"cannot write the {option} file {target}"
             raise BackendError(msg, err) from err
+    assumed = args.jobs == "per-su"  # one job per SU: no traffic between SUs
     if args.json:
-        sys.stdout.write(json.dumps(sweep_json(result), indent=2) + "\n")
+        sys.stdout.write(json.dumps(sweep_json(result, jobs_assumed=assumed), indent=2) + "\n")
     else:
-        print_sweep(stdout_console(), result, top=args.top)
+        print_sweep(stdout_console(), result, top=args.top, jobs_assumed=assumed)
     if args.report is not None:
         from harness.reporting.html import write_sweep_report
 
-        wrote_report(write_sweep_report(result, args.report))
+        wrote_report(write_sweep_report(result, args.report, jobs_assumed=assumed))
     return EXIT_OK

@@ -84,3 +84,28 @@ def breaks(rules: Sequence[BudgetRule], values: dict[tuple[str, bool], float]) -
         for r in rules
         if (r.metric, r.absolute) in values and not r.expect.check(values[(r.metric, r.absolute)])
     ]
+
+
+ASSUMED_JOBS_NOTE = (
+    "jobs assumed: one per SU (no --jobs given); traffic between SUs is not represented"
+)
+
+
+def describe_budget(rules: Sequence[BudgetRule], subject: str = "the change") -> str:
+    """The budget in words: the default one as its rule, any other as written.
+
+    >>> describe_budget(parse_budget(DEFAULT_BUDGET))  # doctest: +NORMALIZE_WHITESPACE
+    'default: the change passes only if it loses no running job, cuts off no GPU pair that
+    was connected, and leaves every surviving job at least 90% of the bus bandwidth it had
+    before (jobs_lost 0, gpu_pairs_disconnected 0, bandwidth >= 0.9)'
+    """
+    relative = [x.describe() for x in rules if not x.absolute]
+    absolute = [x.describe() for x in rules if x.absolute]
+    if [x.describe() for x in rules] == [x.describe() for x in parse_budget(DEFAULT_BUDGET)]:
+        return f"default: {subject} passes only if it {DEFAULT_BUDGET_RULE} ({', '.join(relative)})"
+    parts = []
+    if relative:
+        parts.append(", ".join(relative) + f" (on what {subject} adds)")
+    if absolute:
+        parts.append(", ".join(absolute) + f" (on the state after {subject})")
+    return "; ".join(parts)
