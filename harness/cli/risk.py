@@ -67,10 +67,10 @@ def configure_risk(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_BUDGET,
         metavar="RULES",
         help=f"what the change may add (default {DEFAULT_BUDGET}: a change passes only if it "
-        f"{DEFAULT_BUDGET_RULE}): jobs the change loses, pairs it cuts off, the surviving "
-        "jobs' bandwidth after vs before; jobs already lost are not its loss. Prefix a rule "
-        'with abs: to judge the state after the change instead ("abs:jobs_lost=0"). '
-        "Metrics: " + ", ".join(BUDGET_METRICS),
+        f"{DEFAULT_BUDGET_RULE.replace('%', '%%')}): jobs the change loses, pairs it cuts "
+        "off, the surviving jobs' bandwidth after vs before; jobs already lost are not its "
+        "loss. Prefix a rule with abs: to judge the state after the change instead "
+        '("abs:jobs_lost=0"). Metrics: ' + ", ".join(BUDGET_METRICS),
     )
     p.add_argument(
         "--require-margin",

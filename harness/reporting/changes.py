@@ -205,9 +205,9 @@ def _group_lost(g: CaseGroup) -> str:
     """The jobs a group's cases lose: the case's own for a group of one, else how many each
     and whose (``1 each: su01..10``)."""
     c = g.first
-    if g.count == 1 or not c.jobs_lost:
-        return _lost(c, 3)
     names = list(dict.fromkeys(j for x in g.cases for j in x.jobs_lost))
+    if len(names) == len(c.jobs_lost):  # every case loses the same jobs
+        return _lost(c, 3)
     return f"{len(c.jobs_lost)} each: {compress_ids(names)}"
 
 
