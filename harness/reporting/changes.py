@@ -102,8 +102,8 @@ def print_risk(console: Console, r: RiskReport, *, top: int = 15, words: Wording
     count("GPU pairs that cannot talk", lambda s: s.gpu_pairs_disconnected)
     table.add_row(
         "min bus bandwidth of surviving jobs",
-        *(f"{_pct(s.bandwidth)}{_of(s)}" for s in (b, a)),
-        f"{d.bandwidth:.1%} of {words.before}{_of(d)}",
+        *(f"{_pct(s.bandwidth)}{_of(s)}" if s.bandwidth_job else "-" for s in (b, a)),
+        f"{d.bandwidth:.1%} of {words.before}{_of(d)}" if d.bandwidth_job else "-",
     )
     ratio("min leaf uplink capacity", lambda s: s.uplink)
     ratio("bisection bandwidth", lambda s: s.bisection)
