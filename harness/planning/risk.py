@@ -143,9 +143,9 @@ class RiskReport:
             new = tuple(r for r in rules if r not in before.get(c.failures, set()))
             if new:
                 out.append((c, new))
-        return self._ranked(out)
+        return self.ranked(out)
 
-    def _ranked(
+    def ranked(
         self, items: Sequence[tuple[CaseResult, tuple[str, ...]]]
     ) -> tuple[tuple[CaseResult, tuple[str, ...]], ...]:
         """Worst first, as the sweep ranks (:func:`~harness.planning.sweep.ranking.rank_key`)."""
@@ -160,7 +160,7 @@ class RiskReport:
             return ()
         added = {c.failures for c, _ in self.margin_added}
         absolute = {r.describe() for r in self.rules if r.absolute}
-        return self._ranked([
+        return self.ranked([
             (c, rules) for c, rules in self.margin_after.breaking
             if c.failures in added or absolute.intersection(rules)
         ])  # fmt: skip

@@ -92,7 +92,7 @@ def to_json(report: RiskReport) -> dict[str, Any]:
             "cases": m.cases,
             "breaking": len(m.breaking),
             "by_category": {k: {"breaking": n, "of": t} for k, n, t in m.by_category},
-            "top": cases(m.breaking),
+            "top": cases(report.ranked(m.breaking)),
         }
 
     rows = report.margin_rows()
