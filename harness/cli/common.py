@@ -159,7 +159,8 @@ def cli_routing(args: argparse.Namespace) -> Routing:
 
 
 JOBS_HELP = (
-    "the jobs: per-su (default), a YAML list of jobs, a saved 'squeue --json', "
+    "the jobs: per-su (default: one job per SU, assumed; traffic between SUs is then not "
+    "represented), a YAML list of jobs, a saved 'squeue --json', "
     "'squeue -h -t RUNNING -o \"%%i|%%j|%%N\"' text, or a saved 'kubectl get pods -o json' "
     "(told apart by content; only running jobs and pods count)"
 )

@@ -24,6 +24,8 @@ from harness.fabric.jobs import resolve_jobs
 from harness.fabric.resolve import resolve_fabric
 from harness.planning.audit.state import state_faults
 from harness.planning.budget import BUDGET_METRICS
+from harness.planning.budget import DEFAULT_BUDGET
+from harness.planning.budget import DEFAULT_BUDGET_RULE
 from harness.planning.budget import parse_budget
 from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
 from harness.planning.risk import assess
@@ -58,12 +60,13 @@ def configure_risk(p: argparse.ArgumentParser) -> None:
     add_reroute(p)
     p.add_argument(
         "--budget",
-        default="jobs_lost=0",
+        default=DEFAULT_BUDGET,
         metavar="RULES",
-        help='what the change may add, e.g. "jobs_lost=0,bandwidth>=0.9" (default jobs_lost=0): '
-        "jobs the change loses, pairs it cuts off, bandwidth after vs before; jobs already "
-        "lost are not its loss. Prefix a rule with abs: to judge the state after the change "
-        'instead ("abs:jobs_lost=0"). Metrics: ' + ", ".join(BUDGET_METRICS),
+        help=f"what the change may add (default {DEFAULT_BUDGET}: a change passes only if it "
+        f"{DEFAULT_BUDGET_RULE.replace('%', '%%')}): jobs the change loses, pairs it cuts "
+        "off, the surviving jobs' bandwidth after vs before; jobs already lost are not its "
+        "loss. Prefix a rule with abs: to judge the state after the change instead "
+        '("abs:jobs_lost=0"). Metrics: ' + ", ".join(BUDGET_METRICS),
     )
     p.add_argument(
         "--require-margin",
@@ -114,6 +117,7 @@ def cmd_risk(args: argparse.Namespace) -> int:
             margin=args.margin == "1",
             progress=progress,
             routing=cli_routing(args),
+            jobs_assumed=args.jobs == "per-su",
         )
     if args.json:
         sys.stdout.write(json.dumps(risk_json(report), indent=2) + "\n")

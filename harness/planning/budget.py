@@ -18,7 +18,8 @@ from harness.observations.expect import Expect
 # budget names -> what they read (relative: what the change adds; abs: the state after it)
 BUDGET_METRICS = {
     "jobs_lost": "jobs lost by the change (abs: jobs lost after it)",
-    "bandwidth": "lowest job bus bandwidth ratio, after to before (abs: to healthy; lost: 0)",
+    "bandwidth": "lowest bus bandwidth ratio over the jobs that survive, after to before "
+    "(abs: to healthy)",
     "uplink": "lowest leaf uplink capacity ratio, after to before (abs: to the design)",
     "gpu_pairs_disconnected": "GPU pairs the change cuts off, PXN allowed (abs: after it)",
     "storage": "lowest storage bond bandwidth ratio, after to before (abs: to healthy)",
@@ -28,6 +29,13 @@ RATIO_METRICS = frozenset({"bandwidth", "uplink", "storage", "bisection"})
 ABSOLUTE = "abs:"
 _RULE = re.compile(r"^\s*(abs\s*:)?\s*([a-z_]+)\s*(>=|<=|==|!=|=|>|<)\s*([-+\d.eE]+)\s*$")
 BUDGET_EXAMPLE = "jobs_lost=0,bandwidth>=0.9 (abs:RULE judges the state after the change)"
+# the default gate: no running job lost, no connected GPU pair cut off, every surviving job
+# keeps 90 % of its bus bandwidth
+DEFAULT_BUDGET = "jobs_lost=0,gpu_pairs_disconnected=0,bandwidth>=0.9"
+DEFAULT_BUDGET_RULE = (
+    "loses no running job, cuts off no GPU pair that was connected, and leaves every "
+    "surviving job at least 90% of the bus bandwidth it had before"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,3 +84,28 @@ def breaks(rules: Sequence[BudgetRule], values: dict[tuple[str, bool], float]) -
         for r in rules
         if (r.metric, r.absolute) in values and not r.expect.check(values[(r.metric, r.absolute)])
     ]
+
+
+ASSUMED_JOBS_NOTE = (
+    "jobs assumed: one per SU (no --jobs given); traffic between SUs is not represented"
+)
+
+
+def describe_budget(rules: Sequence[BudgetRule], subject: str = "the change") -> str:
+    """The budget in words: the default one as its rule, any other as written.
+
+    >>> describe_budget(parse_budget(DEFAULT_BUDGET))  # doctest: +NORMALIZE_WHITESPACE
+    'default: the change passes only if it loses no running job, cuts off no GPU pair that
+    was connected, and leaves every surviving job at least 90% of the bus bandwidth it had
+    before (jobs_lost 0, gpu_pairs_disconnected 0, bandwidth >= 0.9)'
+    """
+    relative = [x.describe() for x in rules if not x.absolute]
+    absolute = [x.describe() for x in rules if x.absolute]
+    if [x.describe() for x in rules] == [x.describe() for x in parse_budget(DEFAULT_BUDGET)]:
+        return f"default: {subject} passes only if it {DEFAULT_BUDGET_RULE} ({', '.join(relative)})"
+    parts = []
+    if relative:
+        parts.append(", ".join(relative) + f" (on what {subject} adds)")
+    if absolute:
+        parts.append(", ".join(absolute) + f" (on the state after {subject})")
+    return "; ".join(parts)

@@ -153,10 +153,11 @@ def evaluate_margin(
         absolute = rel if abs_ev is rel_ev else abs_ev.evaluate_singles(part)
         for x, c_rel, c_abs_rel in zip(part, rel, absolute, strict=True):
             c, c_abs = (
-                (_with_reroute_crashes(fabric, r, x, fragile) for r in (c_rel, c_abs_rel))
+                (_with_reroute_crashes(fabric, r, x, fragile, ev)
+                 for r, ev in ((c_rel, rel_ev), (c_abs_rel, abs_ev)))
                 if fragile
                 else (c_rel, c_abs_rel)
-            )
+            )  # fmt: skip
             cat = x.category(fabric)
             totals[cat] += 1
             broken = judge(c, c_abs)
@@ -176,14 +177,24 @@ def evaluate_margin(
 
 
 def _with_reroute_crashes(
-    fabric: Fabric, c: CaseResult, x: Failure, fragile: Mapping[str, frozenset[int]]
+    fabric: Fabric,
+    c: CaseResult,
+    x: Failure,
+    fragile: Mapping[str, frozenset[int]],
+    ev: CaseEvaluator,
 ) -> CaseResult:
-    """``c`` with the ``fragile`` jobs whose traffic ``x`` takes away crashed (lost, busbw 0)."""
+    """``c`` with the ``fragile`` jobs whose traffic ``x`` takes away crashed (lost, not
+    surviving: when the slowest survivor crashed, the next one is found by ``ev``)."""
     links = {x.index} if x.kind != "element" else set(fabric.links_at(x.index).tolist())
     hit = [name for name, uses in fragile.items() if name not in c.jobs_lost and links & uses]
     if not hit:
         return c
     why = tuple(f"{name}: crashed while the fabric rerouted around {x.id}" for name in hit)
+    lost = (*c.jobs_lost, *hit)
+    bw, slowest = c.min_busbw_ratio, c.busbw_job
+    if slowest in hit:
+        bw, slowest = ev.case_busbw_without(c.failures, lost)
     return dataclasses.replace(
-        c, jobs_lost=(*c.jobs_lost, *hit), min_busbw_ratio=0.0, reasons=(*c.reasons, *why)
-    )
+        c, jobs_lost=lost, min_busbw_ratio=bw, busbw_job=slowest, crashed=(*c.crashed, *hit),
+        reasons=(*c.reasons, *why),
+    )  # fmt: skip

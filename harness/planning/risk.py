@@ -13,7 +13,11 @@ already there?":
 3. the budget (``jobs_lost=0,bandwidth>=0.9``, :mod:`harness.planning.budget`)
    is judged on what the change adds (:mod:`harness.planning.state_summary`); a
    rule written ``abs:RULE`` (``abs:bandwidth>=0.5``) is judged on the state
-   after the change instead;
+   after the change instead.  The default budget
+   (:data:`~harness.planning.budget.DEFAULT_BUDGET`) passes a change only if
+   it loses no running job, cuts off no GPU pair that was connected, and leaves
+   every surviving job at least 90 % of the bus bandwidth it had; the pairs it
+   cuts off are named by group (:mod:`harness.planning.cut_pairs`);
 4. the **N+1 margin**: every single further failure (switch, cable, optic,
    NIC by default) is evaluated on top of the state after the change, and on
    top of the state before it, with the fast
@@ -27,9 +31,10 @@ The budget metrics, relative (default) and ``abs:``:
 
 * ``jobs_lost``: jobs lost after the change and not before / jobs lost after;
 * ``gpu_pairs_disconnected``: pairs cut off by the change / after (PXN allowed);
-* ``bandwidth``: the lowest ratio, over the jobs alive before, of a job's bus
-  bandwidth after to before (a job the change loses: 0) / the lowest ratio to
-  the healthy fabric over all jobs (a lost job: 0);
+* ``bandwidth``: the lowest ratio, over the jobs alive before and after, of a
+  job's bus bandwidth after to before / the lowest ratio to the healthy fabric
+  over the jobs alive after (a lost job is counted by ``jobs_lost``, not as a
+  bandwidth of 0);
 * ``uplink``: the lowest ratio over live leaves of uplink capacity after to
   before / to the design;
 * ``storage``: the same per server for the storage bond;
@@ -40,10 +45,12 @@ The budget metrics, relative (default) and ``abs:``:
 >>> from harness.fabric.jobs import JobSpec, resolve_jobs
 >>> fabric = preset("seed-a800")
 >>> jobs = resolve_jobs([JobSpec(per_su=True)], fabric)
->>> r = assess(fabric, jobs, "drain spine-03", "jobs_lost=0", state="kill su02/leaf-r1",
-...            margin=False)
->>> r.ok, r.before.jobs_lost, r.added.jobs_lost
-(True, ('su02',), ())
+>>> r = assess(fabric, jobs, "drain spine-03", state="kill su02/leaf-r1", margin=False)
+>>> r.ok, r.before.jobs_lost, r.added.jobs_lost, [x.describe() for x in r.rules]
+(True, ('su02',), (), ['jobs_lost 0', 'gpu_pairs_disconnected 0', 'bandwidth >= 0.9'])
+>>> r = assess(fabric, jobs, "drain {tier: spine}", margin=False)
+>>> r.ok, r.added.gpu_pairs_disconnected, r.cut.lines() if r.cut else None
+(False, 1152000, ['su01..10 (160 GPUs each): no two of these can reach each other'])
 """
 
 from __future__ import annotations
@@ -69,9 +76,12 @@ from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
 from harness.invariants.timeline import crashed_by_change
 from harness.planning.budget import BUDGET_EXAMPLE
+from harness.planning.budget import DEFAULT_BUDGET
 from harness.planning.budget import BudgetRule
 from harness.planning.budget import breaks
 from harness.planning.budget import parse_budget
+from harness.planning.cut_pairs import CutPairs
+from harness.planning.cut_pairs import cut_pairs
 from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
 from harness.planning.margin import Margin
 from harness.planning.margin import MarginRow
@@ -82,6 +92,7 @@ from harness.planning.state_summary import budget_values
 from harness.planning.state_summary import summarize
 from harness.planning.state_summary import summarize_added
 from harness.planning.sweep.cases import single_failures
+from harness.planning.sweep.ranking import rank_key
 from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.run import paused_gc
 
@@ -109,6 +120,9 @@ class RiskReport:
     require_margin: int
     seconds: float = 0.0
     routing: Routing = DEFAULT_ROUTING
+    cut: CutPairs | None = None  # the GPU pairs the change cuts off, by group (None: none)
+    jobs: tuple[Job, ...] = ()
+    jobs_assumed: bool = False  # no jobs were given: one per SU, no traffic between SUs
 
     @property
     def already_lost(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -129,7 +143,14 @@ class RiskReport:
             new = tuple(r for r in rules if r not in before.get(c.failures, set()))
             if new:
                 out.append((c, new))
-        return tuple(out)
+        return self.ranked(out)
+
+    def ranked(
+        self, items: Sequence[tuple[CaseResult, tuple[str, ...]]]
+    ) -> tuple[tuple[CaseResult, tuple[str, ...]], ...]:
+        """Worst first, as the sweep ranks (:func:`~harness.planning.sweep.ranking.rank_key`)."""
+        key = rank_key(self.fabric, self.jobs)
+        return tuple(sorted(items, key=lambda item: key(item[0])))
 
     @property
     def margin_blocking(self) -> tuple[tuple[CaseResult, tuple[str, ...]], ...]:
@@ -139,10 +160,10 @@ class RiskReport:
             return ()
         added = {c.failures for c, _ in self.margin_added}
         absolute = {r.describe() for r in self.rules if r.absolute}
-        return tuple(
+        return self.ranked([
             (c, rules) for c, rules in self.margin_after.breaking
             if c.failures in added or absolute.intersection(rules)
-        )  # fmt: skip
+        ])  # fmt: skip
 
     def margin_rows(self) -> tuple[MarginRow, ...]:
         """The N+1 table: per category, breaking before / after, and added by the change."""
@@ -173,7 +194,7 @@ def assess(
     fabric: Fabric,
     jobs: Sequence[Job],
     change: FaultsArg,
-    budget: str | Sequence[BudgetRule] = "jobs_lost=0",
+    budget: str | Sequence[BudgetRule] = DEFAULT_BUDGET,
     *,
     state: FaultsArg = (),
     margin_categories: Sequence[str] = DEFAULT_MARGIN_CATEGORIES,
@@ -182,6 +203,7 @@ def assess(
     progress: Progress | None = None,
     forwarding: Forwarding | None = None,
     routing: Routing = DEFAULT_ROUTING,
+    jobs_assumed: bool = False,
 ) -> RiskReport:
     """Assess a change; see the module docstring.
 
@@ -195,6 +217,7 @@ def assess(
     uplinks (``forwarding``; the ``forwarding`` argument overrides it) and how
     long a kill, cut or optic stalls the running jobs (``reroute``): the change
     crashes a job whose timeout is no longer than that, a drain never does.
+    ``jobs_assumed``: the jobs are not the real ones but one per SU (said in the output).
     """
     if forwarding is not None:
         routing = dataclasses.replace(routing, forwarding=forwarding)
@@ -266,6 +289,8 @@ def assess(
     return RiskReport(
         fabric, change_faults, state_faults, rules, before, after, added, broken, m_after,
         m_before, require_margin, time.perf_counter() - start, routing,
+        cut_pairs(before_a, after_a) if added.gpu_pairs_disconnected > 0 else None,
+        tuple(jobs), jobs_assumed,
     )  # fmt: skip
 
 

@@ -22,6 +22,13 @@ class StateSummary:
     For :attr:`RiskReport.added` the counts are differences (after minus
     before; ``jobs_lost``: the jobs lost after and not before) and the ratios
     are after to before, over what was still alive before.
+
+    *Lost* jobs are the running jobs that die (cut off, or crashed by a reroute
+    as slow as their timeout); *unplaceable* ones could not start now (their
+    NICs cannot reach each other): a crashed job is lost but may be placeable.
+    ``bandwidth`` is the lowest ratio over the jobs that **survive** (a lost
+    job has no bandwidth to speak of: it is counted in ``jobs_lost``), and
+    ``bandwidth_job`` names that job ("" when none survives).
     """
 
     jobs_lost: tuple[str, ...]
@@ -29,13 +36,15 @@ class StateSummary:
     nics_cut: int
     gpus_cut: int  # GPUs with no path to any other server, PXN allowed
     gpu_pairs_disconnected: int
-    bandwidth: float  # min job busbw ratio
-    job_bandwidth: tuple[tuple[str, float], ...]
+    bandwidth: float  # min busbw ratio over the surviving jobs (1 when none survives)
+    job_bandwidth: tuple[tuple[str, float], ...]  # every job (a lost one: 0)
     uplink: float
     bisection: float | None
     storage: float
     # per job: what its collectives get and its uplink ratio (the state's, not relative)
     traffic: tuple[tuple[str, JobTraffic, float], ...] = ()
+    bandwidth_job: str = ""  # the surviving job with the lowest ratio
+    jobs_unplaceable: tuple[str, ...] = ()  # jobs that could not start now
 
     def metric(self, name: str) -> float:
         """The value of a budget metric (a disconnected count as a float; bisection 1 when
@@ -77,6 +86,16 @@ def _bisection_ratio(a: Analysis, ref: Analysis, *, nothing: float) -> float | N
     return a.bisection_gbps / base if base else nothing
 
 
+def _slowest(ratios: tuple[tuple[str, float], ...], lost: tuple[str, ...]) -> tuple[float, str]:
+    """The lowest ratio over the jobs not ``lost`` and its job (1.0, "" when none is left)."""
+    gone = set(lost)
+    alive = [(r, name) for name, r in ratios if name not in gone]
+    if not alive:
+        return 1.0, ""
+    r, name = min(alive)
+    return r, name
+
+
 def summarize(a: Analysis, crashed: Mapping[str, str] | None = None) -> StateSummary:
     """A state in numbers, against the healthy fabric.
 
@@ -93,10 +112,12 @@ def summarize(a: Analysis, crashed: Mapping[str, str] | None = None) -> StateSum
     )
     ratios = tuple((j.name, 0.0 if j.name in crashed else a.job_busbw_ratio(j)) for j in a.jobs)
     traffic = tuple((j.name, a.job_traffic(j), a.job_uplink_ratio(j)) for j in a.jobs)
+    bw, slowest = _slowest(ratios, lost)
+    unplaceable = tuple(j.name for j in a.jobs if j.name in cut)
     return StateSummary(
         lost, reasons, _nics_cut(a), a.gpus_isolated(pxn=True), a.gpu_pairs_disconnected(pxn=True),
-        min((r for _, r in ratios), default=1.0), ratios, a.leaf_uplink_ratio(),
-        _bisection_ratio(a, a.healthy, nothing=0.0), _storage_ratio(a, a.healthy), traffic,
+        bw, ratios, a.leaf_uplink_ratio(), _bisection_ratio(a, a.healthy, nothing=0.0),
+        _storage_ratio(a, a.healthy), traffic, slowest, unplaceable,
     )  # fmt: skip
 
 
@@ -117,11 +138,13 @@ def summarize_added(
     leaves = f.leaves[after.up[f.leaves]]
     leaves = leaves[live_b[leaves] > 0]
     uplink = float((live_a[leaves] / live_b[leaves]).min()) if leaves.size else 1.0
+    bw, slowest = _slowest(ratios, sa.jobs_lost)
+    unplaceable = tuple(j for j in sa.jobs_unplaceable if j not in sb.jobs_unplaceable)
     return StateSummary(
         new_lost, reasons, sa.nics_cut - sb.nics_cut, sa.gpus_cut - sb.gpus_cut,
-        sa.gpu_pairs_disconnected - sb.gpu_pairs_disconnected,
-        min((r for _, r in ratios), default=1.0), ratios, uplink,
-        _bisection_ratio(after, before, nothing=1.0), _storage_ratio(after, before),
+        sa.gpu_pairs_disconnected - sb.gpu_pairs_disconnected, bw, ratios, uplink,
+        _bisection_ratio(after, before, nothing=1.0), _storage_ratio(after, before), (),
+        slowest, unplaceable,
     )  # fmt: skip
 
 

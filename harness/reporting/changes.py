@@ -10,8 +10,13 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.invariants.bandwidth import describe as describe_traffic
+from harness.planning.budget import ASSUMED_JOBS_NOTE
+from harness.planning.budget import describe_budget
+from harness.planning.id_ranges import compress_ids
 from harness.planning.risk import RiskReport
 from harness.planning.state_summary import StateSummary
+from harness.planning.sweep.ranking import CaseGroup
+from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.run import SweepResult
 from harness.reporting.sweep_files import category_lines
 from harness.words import plural
@@ -23,6 +28,11 @@ def _pct(x: float | None) -> str:
 
 def _signed(n: int) -> str:
     return f"+{n:,}" if n >= 0 else f"{n:,}"
+
+
+def _of(s: StateSummary) -> str:
+    """`` (JOB)``: the surviving job the bandwidth figure is of ("" when none)."""
+    return f" ({s.bandwidth_job})" if s.bandwidth_job else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,20 +71,15 @@ def print_risk(console: Console, r: RiskReport, *, top: int = 15, words: Wording
         )
         for job, why in r.already_lost:
             console.print(f"  {job}: {'; '.join(why) or 'lost'}", highlight=False)
-    relative = [x.describe() for x in r.rules if not x.absolute]
-    absolute = [x.describe() for x in r.rules if x.absolute]
-    parts = []
-    if relative:
-        parts.append(", ".join(relative) + f" (on what {subject} adds)")
-    if absolute:
-        parts.append(", ".join(absolute) + f" (on the state after {subject})")
     console.print(
         "budget: "
-        + "; ".join(parts)
+        + describe_budget(r.rules, subject)
         + (f"; margin N+{r.require_margin}" if r.require_margin else ""),
         highlight=False,
     )
     console.print(f"routing: {r.routing.describe()}", highlight=False)
+    if r.jobs_assumed:
+        console.print(ASSUMED_JOBS_NOTE, highlight=False)
     table = Table(title=words.title, title_justify="left")
     table.add_column("measure")
     for col in (words.before, words.after, "added"):
@@ -90,11 +95,16 @@ def print_risk(console: Console, r: RiskReport, *, top: int = 15, words: Wording
             name, _pct(fn(b)), _pct(fn(a)), "-" if rel is None else f"{rel:.1%} of {words.before}"
         )
 
-    count("jobs lost", lambda s: len(s.jobs_lost))
+    count("jobs lost (running jobs that die)", lambda s: len(s.jobs_lost))
+    count("jobs unplaceable (could not start now)", lambda s: len(s.jobs_unplaceable))
     count("NICs cut off", lambda s: s.nics_cut)
     count("GPUs cut off (PXN allowed)", lambda s: s.gpus_cut)
     count("GPU pairs that cannot talk", lambda s: s.gpu_pairs_disconnected)
-    ratio("min job bus bandwidth", lambda s: s.bandwidth)
+    table.add_row(
+        "min bus bandwidth of surviving jobs",
+        *(f"{_pct(s.bandwidth)}{_of(s)}" if s.bandwidth_job else "-" for s in (b, a)),
+        f"{d.bandwidth:.1%} of {words.before}{_of(d)}" if d.bandwidth_job else "-",
+    )
     ratio("min leaf uplink capacity", lambda s: s.uplink)
     ratio("bisection bandwidth", lambda s: s.bisection)
     ratio("min storage bandwidth", lambda s: s.storage)
@@ -107,6 +117,13 @@ def print_risk(console: Console, r: RiskReport, *, top: int = 15, words: Wording
             console.print(f"  {line}", highlight=False)
     else:
         console.print(f"{subject} loses no job", highlight=False)
+    if d.gpu_pairs_disconnected > 0:
+        console.print(
+            f"[bold]{subject} cuts off {plural(d.gpu_pairs_disconnected, 'GPU pair')}[/] "
+            "(PXN allowed)" + (":" if r.cut is not None and r.cut.groups else "")
+        )
+        for line in r.cut.lines() if r.cut is not None else ():
+            console.print(f"  {line}", highlight=False)
     before_bw = dict(b.job_bandwidth)
     slower = [(n, v) for n, v in a.job_bandwidth
               if n not in a.jobs_lost and v < before_bw.get(n, 1.0) - 1e-12]  # fmt: skip
@@ -161,23 +178,49 @@ def print_risk(console: Console, r: RiskReport, *, top: int = 15, words: Wording
             + f"(top {min(top, len(shown_cases))} of {len(shown_cases):,})",
             title_justify="left",
         )
-        for col in ("failure", "category", "breaks", "jobs lost", "min busbw", "min uplink"):
-            t.add_column(col)
+        for col in ("failure", "category", "breaks", "jobs lost", "GPU pairs cut",
+                    "min busbw (surviving)", "min uplink"):  # fmt: skip
+            t.add_column(col, overflow="fold")
         for c, rules in shown_cases[:top]:
             t.add_row(
                 c.label(f),
                 c.category(f),
                 ", ".join(rules),
-                ", ".join(c.jobs_lost[:4]) + (" ..." if len(c.jobs_lost) > 4 else ""),
-                _pct(c.min_busbw_ratio),
+                _lost(c),
+                f"{c.pairs_disconnected:,}",
+                _busbw(c),
                 _pct(c.leaf_uplink_ratio),
             )
         console.print(t)
     console.print(f"[dim]{r.seconds:.2f} s[/]")
 
 
-def print_sweep(console: Console, r: SweepResult, *, top: int = 20) -> None:
-    """Print a sweep: its summary, the table by category and the ``top`` worst cases."""
+def _lost(c: CaseResult, shown: int = 4) -> str:
+    """A case's lost jobs (those that crashed in a reroute marked so), or ``-``."""
+    names = [f"{j} (crashed)" if j in c.crashed else j for j in c.jobs_lost]
+    return ", ".join(names[:shown]) + (" ..." if len(names) > shown else "") or "-"
+
+
+def _group_lost(g: CaseGroup) -> str:
+    """The jobs a group's cases lose: the case's own for a group of one, else how many each
+    and whose (``1 each: su01..10``)."""
+    c = g.first
+    names = list(dict.fromkeys(j for x in g.cases for j in x.jobs_lost))
+    if len(names) == len(c.jobs_lost):  # every case loses the same jobs
+        return _lost(c, 3)
+    return f"{len(c.jobs_lost)} each: {compress_ids(names)}"
+
+
+def _busbw(c: CaseResult) -> str:
+    """The surviving jobs' lowest bus bandwidth and whose it is."""
+    return _pct(c.min_busbw_ratio) + (f" ({c.busbw_job})" if c.busbw_job else "")
+
+
+def print_sweep(
+    console: Console, r: SweepResult, *, top: int = 20, jobs_assumed: bool = False
+) -> None:
+    """Print a sweep: its summary, the table by category and the ``top`` worst groups of
+    cases (cases alike by the fabric's symmetry are one row, with their count)."""
     f = r.fabric
     spec = r.spec
     console.print(
@@ -188,22 +231,33 @@ def print_sweep(console: Console, r: SweepResult, *, top: int = 20) -> None:
         f"(PXN allowed); {r.exact_cases:,} evaluated by the full analysis; {r.seconds:.2f} s"
     )
     console.print(f"routing: paths {spec.paths}, forwarding {spec.forwarding}", highlight=False)
+    if jobs_assumed:
+        console.print(ASSUMED_JOBS_NOTE, highlight=False)
     summary = Table(title="by category", title_justify="left")
     for col in ("category", "cases", "disconnecting", "job-losing"):
         summary.add_column(col, justify="right" if col != "category" else "left")
     for cat, n, d, j in category_lines(r):
         summary.add_row(cat, f"{n:,}", f"{d:,}", f"{j:,}")
     console.print(summary)
-    t = Table(title=f"worst cases (top {top} of {len(r.cases):,})", title_justify="left")
-    for col in ("case", "jobs lost", "GPU pairs cut (PXN)", "min busbw", "min uplink", "storage"):
+    groups = r.groups()
+    t = Table(
+        title=f"worst cases (top {min(top, len(groups))} of {len(groups):,} groups of alike "
+        f"cases, {len(r.cases):,} cases; ranked by GPUs of the jobs lost, GPU pairs cut, "
+        "surviving bandwidth)",
+        title_justify="left",
+    )
+    for col in ("case", "GPUs lost", "jobs lost", "unplaceable", "GPU pairs cut (PXN)",
+                "min busbw (surviving)", "min uplink", "storage"):  # fmt: skip
         t.add_column(col, overflow="fold")  # ids fold on a narrow terminal, never cut
-    for c in r.ranked()[:top]:
-        lost = ", ".join(c.jobs_lost[:3]) + (" ..." if len(c.jobs_lost) > 3 else "")
+    for g in groups[:top]:
+        c = g.first
         t.add_row(
-            c.label(f),
-            lost or "-",
+            g.describe(),
+            f"{g.gpus_lost:,}",
+            _group_lost(g),
+            f"{len(c.unplaceable):,}",
             f"{c.pairs_disconnected:,}",
-            _pct(c.min_busbw_ratio),
+            _busbw(c),
             _pct(c.leaf_uplink_ratio),
             _pct(c.storage_ratio),
         )

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.invariants.traffic import JobTraffic
+from harness.planning.budget import ASSUMED_JOBS_NOTE
+from harness.planning.budget import describe_budget
 from harness.planning.margin import Margin
 from harness.planning.risk import RiskReport
 from harness.planning.state_summary import StateSummary
@@ -52,11 +54,13 @@ def to_json(report: RiskReport) -> dict[str, Any]:
     def summary(s: StateSummary) -> dict[str, Any]:
         return {
             "jobs_lost": list(s.jobs_lost),
+            "jobs_unplaceable": list(s.jobs_unplaceable),
             "reasons": list(s.reasons),
             "nics_cut": s.nics_cut,
             "gpus_cut": s.gpus_cut,
             "gpu_pairs_disconnected": s.gpu_pairs_disconnected,
-            "min_job_busbw_ratio": round(s.bandwidth, 6),
+            "min_job_busbw_ratio": round(s.bandwidth, 6),  # over the jobs that survive
+            "min_job_busbw_job": s.bandwidth_job or None,
             "job_busbw_ratio": {k: round(v, 6) for k, v in s.job_bandwidth},
             "leaf_uplink_ratio": round(s.uplink, 6),
             "bisection_ratio": _ratio(s.bisection),
@@ -71,7 +75,11 @@ def to_json(report: RiskReport) -> dict[str, Any]:
                 "category": c.category(f),
                 "breaks": list(rules),
                 "jobs_lost": list(c.jobs_lost),
+                "jobs_unplaceable": list(c.unplaceable),
+                "jobs_crashed": list(c.crashed),
+                "gpu_pairs_disconnected": c.pairs_disconnected,
                 "min_busbw_ratio": round(c.min_busbw_ratio, 6),
+                "min_busbw_job": c.busbw_job or None,
                 "leaf_uplink_ratio": round(c.leaf_uplink_ratio, 6),
             }
             for c, rules in items[:50]
@@ -84,7 +92,7 @@ def to_json(report: RiskReport) -> dict[str, Any]:
             "cases": m.cases,
             "breaking": len(m.breaking),
             "by_category": {k: {"breaking": n, "of": t} for k, n, t in m.by_category},
-            "top": cases(m.breaking),
+            "top": cases(report.ranked(m.breaking)),
         }
 
     rows = report.margin_rows()
@@ -93,6 +101,9 @@ def to_json(report: RiskReport) -> dict[str, Any]:
         "ok": report.ok,
         "routing": report.routing.to_dict(),
         "budget": [r.describe() for r in report.rules],
+        "budget_rule": describe_budget(report.rules),
+        "jobs_assumed": report.jobs_assumed,
+        "jobs_note": ASSUMED_JOBS_NOTE if report.jobs_assumed else None,
         "require_margin": report.require_margin,
         "change": [a.describe(f) for a in report.change],
         "state": [a.describe(f) for a in report.state],
@@ -101,6 +112,16 @@ def to_json(report: RiskReport) -> dict[str, Any]:
         "after": summary(report.after),
         "added": summary(report.added),
         "budget_broken_by_change": list(report.broken_after),
+        "gpu_pairs_cut": None
+        if report.cut is None
+        else {
+            "pairs": report.added.gpu_pairs_disconnected,
+            "summary": report.cut.lines(),
+            "groups": [
+                {"a": g.a, "a_gpus": g.a_gpus, "b": g.b, "b_gpus": g.b_gpus, "pairs": g.pairs}
+                for g in report.cut.groups
+            ],
+        },
         "margin": None
         if report.margin_after is None
         else {

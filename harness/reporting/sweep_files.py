@@ -7,28 +7,46 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from harness.planning.budget import ASSUMED_JOBS_NOTE
+from harness.planning.sweep.ranking import gpus_lost
+from harness.planning.sweep.ranking import job_gpus
 from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.run import SweepResult
 
 COLUMNS = (
-    "case", "category", "gpu_pairs_disconnected", "gpu_pairs_disconnected_no_pxn",
-    "jobs_lost", "leaf_uplink_ratio", "min_busbw_ratio", "storage_ratio", "bisection_ratio",
+    "case", "group", "category", "gpus_lost", "gpu_pairs_disconnected",
+    "gpu_pairs_disconnected_no_pxn", "jobs_lost", "jobs_unplaceable", "jobs_crashed",
+    "leaf_uplink_ratio", "min_busbw_ratio", "min_busbw_job", "storage_ratio", "bisection_ratio",
     "exact",
 )  # fmt: skip
 
 
-def row(result: SweepResult, c: CaseResult) -> dict[str, Any]:
-    """One case as a JSON- and CSV-ready row."""
+def _groups_of(result: SweepResult) -> dict[int, int]:
+    """Case (by identity) -> the number of its group, in ranked order (0: the worst)."""
+    return {id(c): k for k, g in enumerate(result.groups()) for c in g.cases}
+
+
+def row(
+    result: SweepResult, c: CaseResult, gpus: dict[str, int] | None = None, group: int = -1
+) -> dict[str, Any]:
+    """One case as a JSON- and CSV-ready row (``min_busbw_ratio``: over the jobs that
+    survive; ``group``: its group of alike cases)."""
     f = result.fabric
+    gpus = job_gpus(f, result.jobs) if gpus is None else gpus
     return {
         "case": c.label(),
+        "group": group,
         "failures": [{"fault": x.fault, "id": x.id} for x in c.failures],
         "category": c.category(f),
+        "gpus_lost": gpus_lost(c, gpus),
         "gpu_pairs_disconnected": c.pairs_disconnected,
         "gpu_pairs_disconnected_no_pxn": c.pairs_disconnected_direct,
         "jobs_lost": list(c.jobs_lost),
+        "jobs_unplaceable": list(c.unplaceable),
+        "jobs_crashed": list(c.crashed),
         "leaf_uplink_ratio": round(c.leaf_uplink_ratio, 6),
         "min_busbw_ratio": round(c.min_busbw_ratio, 6),
+        "min_busbw_job": c.busbw_job,
         "storage_ratio": round(c.storage_ratio, 6),
         "bisection_ratio": None if c.bisection_ratio is None else round(c.bisection_ratio, 6),
         "exact": c.exact,
@@ -36,15 +54,21 @@ def row(result: SweepResult, c: CaseResult) -> dict[str, Any]:
     }
 
 
-def to_json(result: SweepResult) -> dict[str, Any]:
-    """A sweep as a JSON document: the spec, the totals and every case."""
+def to_json(result: SweepResult, *, jobs_assumed: bool = False) -> dict[str, Any]:
+    """A sweep as a JSON document: the spec, the totals, the groups of alike cases (worst
+    first) and every case."""
     spec = result.spec
+    gpus = job_gpus(result.fabric, result.jobs)
+    group = _groups_of(result)
     return {
         "fabric": result.fabric.name,
         "elements": list(spec.categories),
         "depth": spec.depth,
         "routing": {"paths": spec.paths, "forwarding": spec.forwarding},
         "jobs": [j.name for j in result.jobs],
+        "jobs_assumed": jobs_assumed,
+        "jobs_note": ASSUMED_JOBS_NOTE if jobs_assumed else None,
+        "ranking": "GPUs of the jobs lost, then GPU pairs cut, then surviving bandwidth",
         "cases": len(result.cases),
         "disconnecting": result.disconnecting,
         "job_losing": result.job_losing,
@@ -56,7 +80,16 @@ def to_json(result: SweepResult) -> dict[str, Any]:
             k: {"cases": v[0], "disconnecting": v[1], "job_losing": v[2]}
             for k, v in result.by_category().items()
         },
-        "rows": [row(result, c) for c in result.ranked()],
+        "groups": [
+            {
+                "label": g.label,
+                "alike": g.count,
+                "gpus_lost": g.gpus_lost,
+                "cases": [c.label() for c in g.cases],
+            }
+            for g in result.groups()
+        ],
+        "rows": [row(result, c, gpus, group[id(c)]) for c in result.ranked()],
     }
 
 
@@ -65,10 +98,13 @@ def write_csv(result: SweepResult, path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=[*COLUMNS, "reasons"])
         w.writeheader()
+        gpus = job_gpus(result.fabric, result.jobs)
+        group = _groups_of(result)
         for c in result.ranked():
-            r = row(result, c)
+            r = row(result, c, gpus, group[id(c)])
             del r["failures"]  # the structured form of "case" (ids), for JSON
-            r["jobs_lost"] = " ".join(r["jobs_lost"])
+            for key in ("jobs_lost", "jobs_unplaceable", "jobs_crashed"):
+                r[key] = " ".join(r[key])
             r["reasons"] = " | ".join(r["reasons"])
             w.writerow(r)
 

@@ -243,7 +243,10 @@ def test_sweep_human_summary(capsys: Capsys) -> None:
     assert main(["sweep", "seed-a800", "--elements", "switches", "--top", "3"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "seed-a800: 60 cases (depth 1, elements switches): 40 lose a job, 0 disconnect" in out
-    assert "worst cases (top 3 of 60)" in out
+    # ranked groups of alike cases: a leaf of one rail in any SU, any spine
+    assert "worst cases (top 3 of 5 groups of alike cases, 60 cases; ranked by GPUs of the " \
+           "jobs lost, GPU pairs cut, surviving bandwidth)" in out  # fmt: skip
+    assert "su01..10/leaf-r0: 10 alike │ 160 │ 1 each: su01..10 │ 1 │ 0 │ 100.0% (su02)" in out
 
 
 def test_sweep_csv_and_plot(tmp_path: Path, capsys: Capsys) -> None:

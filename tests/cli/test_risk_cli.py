@@ -56,10 +56,18 @@ def test_a_change_that_loses_nothing_new_is_within_the_default_budget(
     assert "already lost before the change: 1 job" in text
     assert "su02: su02/node01/nic1 (rail 1) cannot reach the job's other NICs: leaf " \
            "su02/leaf-r1 is down" in text  # fmt: skip
-    assert "budget: jobs_lost 0 (on what the change adds)" in text
+    assert "budget: default: the change passes only if it loses no running job, cuts off no " \
+           "GPU pair that was connected, and leaves every surviving job at least 90% of the " \
+           "bus bandwidth it had before (jobs_lost 0, gpu_pairs_disconnected 0, " \
+           "bandwidth >= 0.9)" in text  # fmt: skip
     assert "the change loses no job" in text
     assert "BREAKS" not in text
-    assert "jobs lost │ 1 │ 1 │ +0" in text
+    assert "jobs lost (running jobs that die) │ 1 │ 1 │ +0" in text
+    assert "jobs unplaceable (could not start now) │ 1 │ 1 │ +0" in text
+    # su02 is lost, not slow: the bandwidth is of the jobs that survive, and names one
+    assert "min bus bandwidth of surviving jobs │ 100.0% (su01) │ 100.0% (su01) │" in text
+    assert "jobs assumed: one per SU (no --jobs given); traffic between SUs is not " \
+           "represented" in text  # fmt: skip
     assert "min leaf uplink capacity │ 100.0% │ 95.0% │ 95.0% of before" in text
     assert "1 jobs" not in text
 
@@ -82,7 +90,8 @@ def test_the_issue_s_structural_selector_short_form(state: str, capsys: Capsys) 
     assert text.startswith("WITHIN BUDGET seed-a800: drained spine-02, spine-03")
     assert "and 13 more" in text
     assert "already lost before the change: 1 job su02:" in text
-    assert "spine │ 0 of 20 │ 0 of 1 │ +0" in text
+    # with one spine left, killing it cuts every pair between SUs: the default budget says no
+    assert "spine │ 0 of 20 │ 1 of 1 │ +1" in text
 
 
 def test_yaml_flow_mapping_change_is_the_same_change(state: str, capsys: Capsys) -> None:
@@ -101,7 +110,7 @@ def test_a_change_that_loses_a_new_job_exits_1_and_names_it(state: str, capsys: 
     assert "leaf su03/leaf-r2 is down" in text
     assert "the change breaks the budget: jobs_lost 0" in text
     assert "already lost before the change: 1 job su02:" in text
-    assert "jobs lost │ 1 │ 2 │ +1" in text
+    assert "jobs lost (running jobs that die) │ 1 │ 2 │ +1" in text
     assert "the change itself breaks the budget, so every further failure" in text
 
 
@@ -167,13 +176,15 @@ def test_degrade_by_lanes(capsys: Capsys) -> None:
 
 
 def test_relative_bandwidth_ignores_what_was_already_lost(state: str, capsys: Capsys) -> None:
-    """su02's bandwidth is 0 before and after: not the change's loss; abs: says otherwise."""
+    """su02 is lost before and after: a lost job, not a bandwidth of 0, under either rule."""
     doc = run_json(capsys, ["--change", "drain spine-03", "--state", state,
-                            "--budget", "bandwidth>=0.9,abs:bandwidth>=0.9"], 1)  # fmt: skip
-    assert doc["after"]["min_job_busbw_ratio"] == 0.0
+                            "--budget", "bandwidth>=0.9,abs:bandwidth>=0.9"], 0)  # fmt: skip
+    assert doc["after"]["min_job_busbw_ratio"] == 1.0  # of the jobs that survive
+    assert doc["after"]["min_job_busbw_job"] == "su01"
+    assert doc["after"]["jobs_lost"] == doc["after"]["jobs_unplaceable"] == ["su02"]
     assert doc["added"]["min_job_busbw_ratio"] == 1.0
     assert "su02" not in doc["added"]["job_busbw_ratio"]
-    assert doc["budget_broken_by_change"] == ["abs:bandwidth >= 0.9"]
+    assert doc["budget_broken_by_change"] == []
     text = flat(run(capsys, ["--change", "drain spine-03", "--state", state,
                              "--budget", "abs:jobs_lost=0"], 1))  # fmt: skip
     assert "budget: abs:jobs_lost 0 (on the state after the change)" in text
@@ -210,6 +221,10 @@ def test_help_documents_the_change_syntax_and_abs_budgets(capsys: Capsys) -> Non
     assert '"@faults.yaml"' in text
     assert "abs:" in text
     assert "jobs already lost are not its loss" in text
+    rule = "default jobs_lost=0,gpu_pairs_disconnected=0,bandwidth>=0.9: a change passes " \
+           "only if it loses no running job, cuts off no GPU pair that was connected, and " \
+           "leaves every surviving job at least 90% of the bus bandwidth it had before"  # fmt: skip
+    assert rule in text
 
 
 def test_state_written_inline_as_for_change(capsys: Capsys) -> None:

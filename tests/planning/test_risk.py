@@ -25,6 +25,7 @@ from harness.faults.selectors import Selector
 from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
 from harness.planning.budget import BUDGET_METRICS
+from harness.planning.budget import DEFAULT_BUDGET
 from harness.planning.budget import BudgetRule
 from harness.planning.budget import parse_budget
 from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
@@ -194,7 +195,7 @@ def test_requiring_n_plus_1_absolute_fails_on_access_failures() -> None:
     assert r.broken_after == ()  # the change itself is fine; its margin is not
     assert r.margin_after is not None
     top, rules = r.margin_blocking[0]
-    assert rules == ("abs:jobs_lost 0", "bandwidth >= 0.9")
+    assert rules == ("abs:jobs_lost 0",)  # bandwidth is of the jobs that survive
     assert top.category(r.fabric) == "leaf"  # ranked: a leaf takes a whole SU job's rail
 
 
@@ -243,8 +244,9 @@ def test_a_state_that_already_loses_a_job() -> None:
     assert "leaf su02/leaf-r1 is down" in r.already_lost[0][1][0]
     assert r.broken_after == ()
     assert r.ok
-    # bandwidth: su02's 0 is not the change's loss; the others keep theirs
-    assert r.after.bandwidth == 0.0
+    # bandwidth: of the jobs that survive (su02 is lost, not slow); the others keep theirs
+    assert r.after.bandwidth == pytest.approx(1.0)
+    assert r.after.jobs_unplaceable == ("su02",)
     assert r.added.bandwidth == pytest.approx(1.0)
     assert "su02" not in dict(r.added.job_bandwidth)
     assert r.added.uplink == pytest.approx(0.9)  # 18 of the 20 uplinks a leaf had
@@ -256,7 +258,7 @@ def test_a_state_that_already_loses_a_job() -> None:
 def test_an_absolute_budget_counts_the_state_s_own_losses() -> None:
     r = assess(seed(), seed_jobs(), "drain spine-05,spine-06", "abs:jobs_lost=0,abs:bandwidth>=0.9",
                state="kill su02/leaf-r1", margin=False)  # fmt: skip
-    assert r.broken_after == ("abs:jobs_lost 0", "abs:bandwidth >= 0.9")
+    assert r.broken_after == ("abs:jobs_lost 0",)  # su02 is lost: no bandwidth to judge
     assert not r.ok
 
 
@@ -303,7 +305,7 @@ def test_to_json_document() -> None:
     assert margin["by_category"]["spine"] == {"breaking": 0, "of": 18}
     assert margin["breaking"] == 800 + 1600 + 800 + 40
     assert len(margin["top"]) == 50
-    assert margin["top"][0]["breaks"] == ["jobs_lost 0", "bandwidth >= 0.9"]
+    assert margin["top"][0]["breaks"] == ["jobs_lost 0"]  # a lost job is not a slow one
     assert doc["margin_before"]["by_category"]["spine"] == {"breaking": 0, "of": 20}
     assert doc["margin"]["by_category"]["spine"] == {
         "before": {"breaking": 0, "of": 20}, "after": {"breaking": 0, "of": 18}, "added": 0,
@@ -373,12 +375,15 @@ def independent_margin(
             ("uplink", False): min(
                 (a.leaf_uplinks[0][i] / ref_leaf[i] for i in leaves), default=1.0
             ),
-            ("bandwidth", True): min((a.job_busbw_ratio(j) for j in jobs), default=1.0),
+            # bandwidth: of the jobs that survive (a lost one counts in jobs_lost)
+            ("bandwidth", True): min(
+                (a.job_busbw_ratio(j) for j in jobs if j.name not in a.jobs_lost()), default=1.0
+            ),
             ("bandwidth", False): min(
                 (
                     a.job_busbw_gbs(j) / ref.job_busbw_gbs(j)
                     for j in jobs
-                    if ref.job_busbw_gbs(j) > 0
+                    if ref.job_busbw_gbs(j) > 0 and j.name not in a.jobs_lost()
                 ),
                 default=1.0,
             ),
@@ -404,8 +409,7 @@ MARGIN_CASES = [
     ("lab", "per-su", "drain spine-01", "", "jobs_lost=0,uplink>=0.6"),
     ("lab", "cross-su", "drain spine-01", "", "jobs_lost=0,bandwidth>=0.9"),
     ("pods", "per-su", "drain pod01/spine-01", "", "jobs_lost=0,uplink>=0.6,bandwidth>=0.9"),
-    ("pods", "cross-su", "kill core-g01-01; drain pod02/spine-03", "",
-     "gpu_pairs_disconnected=0,bandwidth>=0.9"),
+    ("pods", "cross-su", "kill core-g01-01; drain pod02/spine-03", "", DEFAULT_BUDGET),
     # with faults already present: relative rules judge against them, abs: rules do not
     ("lab", "cross-su", "drain spine-02", "cut su01/leaf-r0:3--spine-01:1",
      "jobs_lost=0,bandwidth>=0.9,uplink>=0.7"),

@@ -524,7 +524,7 @@ def test_json_document() -> None:
     top = doc["rows"][0]  # ranked: a leaf loses its SU's job, and cuts the most NICs
     assert top["category"] == "leaf"
     assert top["jobs_lost"] == [f"su{top['case'][2:4]}"]
-    assert top["min_busbw_ratio"] == 0.0
+    assert top["min_busbw_ratio"] == 1.0  # of the jobs that survive: the other SUs'
     assert set(top) >= {"case", "gpu_pairs_disconnected", "leaf_uplink_ratio", "exact"}
     assert sum(1 for x in doc["rows"] if x["jobs_lost"]) == 1640
 

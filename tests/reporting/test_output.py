@@ -31,14 +31,17 @@ def _harness(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 # -- full ids off a terminal -------------------------------------------------------------
-def test_sweep_table_prints_every_nic_id_in_full_through_a_pipe() -> None:
+def test_sweep_table_prints_every_nic_group_in_full_through_a_pipe() -> None:
+    """Alike NICs (one NIC index on the servers of one SU) are one row, named whole."""
     done = _harness("sweep", "seed-a800", "--elements", "nics", "--top", "800")
     assert done.returncode == 0, done.stderr
     assert "…" not in done.stdout
-    nics = [preset("seed-a800").ids[i] for i in preset("seed-a800").nics.tolist()]
-    rows = re.findall(r"^│ (su\d+/node\d+/nic\d+) +│", done.stdout, re.M)
-    assert sorted(rows) == sorted(nics)
-    assert "su05/node07/nic1" in rows
+    f = preset("seed-a800")
+    groups = sorted({re.sub(r"node\d+", "node01..20", f.ids[i]) for i in f.nics.tolist()})
+    rows = re.findall(r"^│ (su\d+/node01\.\.20/nic\d+): 20 alike +│", done.stdout, re.M)
+    assert sorted(rows) == groups
+    assert len(rows) == 40
+    assert "su05/node01..20/nic1" in rows
 
 
 def test_run_prints_full_ids_through_a_pipe(tmp_path: Path) -> None:

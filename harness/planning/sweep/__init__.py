@@ -19,6 +19,8 @@ Modules:
                       evaluated from what it touches.
 ``pairs``             GPU pairs that cannot talk, per case: the base's counts, redone for the
                       servers a case touches.
+``ranking``           Worst first, and alike together: the order of a sweep's (or an N+1
+                      margin's) cases.
 ``records``           Records of a sweep's cases: what failed (:class:`Failure`) and what it did
                       (:class:`CaseResult`).
 ``run``               Run a failure sweep: enumerate cases, evaluate them (locally, in processes

@@ -58,6 +58,7 @@ class SweepBase:
         # with no faults present the base is the healthy fabric: analyse it once
         self.base = self.healthy if self.state.is_healthy else self._analysis(self.state)
         self.exact_cases = 0
+        self._without_cache: dict[tuple[str, ...], tuple[float, str]] = {}
 
     def _analysis(self, state: FaultState, *, healthy: bool = True) -> Analysis:
         """The full analysis of ``state`` under this evaluator's path rule."""
@@ -292,28 +293,56 @@ class SweepBase:
         healthy = np.array([ref.job_busbw_gbs(j) for j in self.jobs], dtype=np.float64)
         return base, healthy
 
-    def _min_busbw(self, bw: npt.NDArray[np.float64]) -> float:
-        """Min job bus bandwidth ratio of per-job GB/s ``bw``.
+    def _min_busbw(self, bw: npt.NDArray[np.float64]) -> tuple[float, str]:
+        """Min bus bandwidth ratio over the jobs that survive, of per-job GB/s ``bw``, and the
+        job that has it ((1.0, "") when none survives).
 
-        Against the healthy fabric a job with no healthy bandwidth counts 0;
-        against a reference, a job lost there is left out.
+        A lost job (``bw`` 0: cut off, or lost in the base) is counted as lost, not as a
+        bandwidth of 0; a job with no healthy (or reference) bandwidth was never running.
         """
-        return float(self._min_busbw_rows(bw[None, :])[0])
+        least, slowest = self._min_busbw_rows(bw[None, :])
+        return float(least[0]), slowest[0]
 
-    def _min_busbw_rows(self, bw: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        """:meth:`_min_busbw` of every row of ``bw`` (case, job)."""
+    def _min_busbw_rows(
+        self, bw: npt.NDArray[np.float64]
+    ) -> tuple[npt.NDArray[np.float64], list[str]]:
+        """:meth:`_min_busbw` of every row of ``bw`` (case, job): the ratios and the jobs."""
         _, denom = self._busbw
-        has = denom > 0
-        if self.reference is not None:
-            if not has.any():
-                return np.ones(bw.shape[0])
-            out: npt.NDArray[np.float64] = (bw[:, has] / denom[has]).min(axis=1)
-            return out
+        rows = bw.shape[0]
+        alive = (bw > 0) & (denom > 0)[None, :]
         if not bw.shape[1]:
-            return np.ones(bw.shape[0])
-        ratios = np.where(has, bw / np.where(has, denom, 1), 0.0)
-        least: npt.NDArray[np.float64] = ratios.min(axis=1)
-        return least
+            return np.ones(rows), [""] * rows
+        ratios = np.where(alive, bw / np.where(denom > 0, denom, 1)[None, :], np.inf)
+        j = ratios.argmin(axis=1)
+        none = ~alive.any(axis=1)
+        least: npt.NDArray[np.float64] = np.where(none, 1.0, ratios[np.arange(rows), j])
+        gone: list[bool] = none.tolist()
+        names = ["" if g else self.jobs[k].name for k, g in zip(j.tolist(), gone, strict=True)]
+        return least, names
+
+    def _busbw_without(self, lost: Sequence[str]) -> tuple[float, str]:
+        """:meth:`_min_busbw` of the base's bandwidth with the jobs ``lost`` gone (a case that
+        moves no other job's flow)."""
+        key = tuple(lost)
+        got = self._without_cache.get(key)
+        if got is None:
+            base, _ = self._busbw
+            gone = set(key)
+            bw = np.array([0.0 if job.name in gone else base[j]
+                           for j, job in enumerate(self.jobs)], dtype=np.float64)  # fmt: skip
+            got = self._without_cache[key] = self._min_busbw(bw)
+        return got
+
+    def case_busbw_without(
+        self, failures: Sequence[Failure], gone: Sequence[str]
+    ) -> tuple[float, str]:
+        """:meth:`_min_busbw` of a case by the full analysis, the jobs ``gone`` left out (the
+        N+1 margin's jobs crashed by a reroute, when the slowest survivor was one of them)."""
+        a = self._case_analysis(failures)
+        out = set(gone)
+        bw = np.array([0.0 if job.name in out else a.job_busbw_gbs(job) for job in self.jobs],
+                      dtype=np.float64)  # fmt: skip
+        return self._min_busbw(bw)
 
     @cached_property
     def _storage(self) -> tuple[dict[int, float], dict[int, float]]:

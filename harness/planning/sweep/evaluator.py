@@ -264,6 +264,11 @@ class CaseEvaluator(LocalPath, ExactPath):
         return out
 
     @cached_property
+    def _base_slowest(self) -> str:
+        """The surviving job with the base's lowest bus bandwidth ratio ("" when none)."""
+        return self._min_busbw(self._busbw[0])[1]
+
+    @cached_property
     def _base_metrics(self) -> tuple[int, int, float, float, float]:
         """Base (pairs pxn, pairs direct, uplink ratio, min busbw ratio, storage ratio)."""
         intra_d, intra_p, inter_d, inter_p = self._base_pairs
@@ -272,7 +277,7 @@ class CaseEvaluator(LocalPath, ExactPath):
             intra_p + inter_p,
             intra_d + inter_d,
             float(ratios.min()) if ratios.size else self._no_uplinks,
-            self._min_busbw(self._busbw[0]),
+            self._min_busbw(self._busbw[0])[0],
             self._base_storage_ratio if self._storage[0] else 1.0,
         )
 

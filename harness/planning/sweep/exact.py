@@ -34,7 +34,9 @@ class ExactPath(SweepBase):
         f = self.fabric
         a = self._case_analysis(failures)
         lost = tuple(sorted(set(a.jobs_lost()) - self._base_lost))
-        busbw = self._min_busbw(np.array([a.job_busbw_gbs(j) for j in self.jobs], dtype=np.float64))
+        busbw, slowest = self._min_busbw(
+            np.array([a.job_busbw_gbs(j) for j in self.jobs], dtype=np.float64)
+        )
         s_denom = self._storage[1]
         s_vals = []
         for s in f.servers.tolist():
@@ -58,4 +60,5 @@ class ExactPath(SweepBase):
             True,
             bis,
             reasons,
+            slowest,
         )

@@ -45,7 +45,9 @@ def bulk_cables(
         new = (live[leaf] - ev.base.cap[links[ls]]) / np.where(full[leaf] > 0, full[leaf], 1)
         ratio[ls] = np.minimum(excl, np.where(pos >= 0, new, np.inf))
     bw = np.full(links.size, bw_min)
+    slowest = [ev._base_slowest] * links.size
     if not ev._no_flows:  # leaf-spine cuts that move job flows (see _bulk_classes)
-        bw = ev._cut_busbw(links)
-    for p, r, b in zip(positions, ratio.tolist(), bw.tolist(), strict=True):
-        out[p] = CaseResult((singles[p],), pairs_p, pairs_d, (), r, b, storage, False)
+        bw, slowest = ev._cut_busbw(links)
+    for p, r, b, job in zip(positions, ratio.tolist(), bw.tolist(), slowest, strict=True):
+        out[p] = CaseResult((singles[p],), pairs_p, pairs_d, (), r, b, storage, False,
+                            busbw_job=job)  # fmt: skip

@@ -79,8 +79,9 @@ def bulk_one_nic(
         reasons = why.get(x, ())
         if lost and not reasons:
             reasons = why[x] = tuple(f"{j}: {ids[x]} cut off" for j in lost[:6])
-        out[p] = CaseResult((singles[p],), pp, pd, lost, up_min, 0.0 if lost else bw_min,
-                            storage, False, None, reasons)  # fmt: skip
+        bw, slowest = ev._busbw_without(lost) if lost else (bw_min, ev._base_slowest)
+        out[p] = CaseResult((singles[p],), pp, pd, lost, up_min, bw, storage, False, None,
+                            reasons, slowest)  # fmt: skip
 
 
 def bulk_nic_sets(
@@ -132,7 +133,9 @@ def bulk_nic_sets(
         inter_d2 = inter_d - fe(ed_base) + fe(ed_new) + delta_d
         inter_p2 = inter_p - fe(ep_base) + fe(ep_new) + delta_p
         ratio = up_min if dead_leaf < 0 else ev._uplink_ratio_without(dead_leaf)
+        names = tuple(sorted(lost))
+        bw, slowest = ev._busbw_without(names) if lost else (bw_min, ev._base_slowest)
         out[p] = seen[nics, dead_leaf] = CaseResult(
-            (singles[p],), intra_p + inter_p2, intra_d + inter_d2, tuple(sorted(lost)),
-            ratio, 0.0 if lost else bw_min, storage, False, None, tuple(reasons[:6]),
+            (singles[p],), intra_p + inter_p2, intra_d + inter_d2, names,
+            ratio, bw, storage, False, None, tuple(reasons[:6]), slowest,
         )  # fmt: skip

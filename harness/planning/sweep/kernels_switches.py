@@ -53,4 +53,5 @@ def bulk_upper(
                 default=np.inf,
             )  # fmt: skip
             ratio = float(min(rest, new))
-        out[p] = CaseResult((singles[p],), pairs_p, pairs_d, (), ratio, bw_min, storage, False)
+        out[p] = CaseResult((singles[p],), pairs_p, pairs_d, (), ratio, bw_min, storage, False,
+                            busbw_job=ev._base_slowest)  # fmt: skip

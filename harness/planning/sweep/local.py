@@ -156,7 +156,7 @@ class LocalPath(GpuPairs):
                 for s in {int(f.parent[n]) for n in cut | degraded} | dead_servers
             )
         )  # some flow's path, rate or end changes (lost jobs' flows load links too)
-        busbw = self._busbw_ratio(moved, new_lost, failures, degraded, lost_ports)
+        busbw, slowest = self._busbw_ratio(moved, new_lost, failures, degraded, lost_ports)
         # storage
         storage = 1.0
         if storage_hit or dead_servers:
@@ -173,7 +173,7 @@ class LocalPath(GpuPairs):
             bis = self._bisection(failures)
         return CaseResult(
             tuple(failures), pairs_p, pairs_d, lost_names, ratio, busbw, storage, False, bis,
-            tuple(reasons[:6]),
+            tuple(reasons[:6]), slowest,
         )  # fmt: skip
 
     def _storage_hits(
@@ -212,9 +212,10 @@ class LocalPath(GpuPairs):
         failures: Sequence[Failure],
         degraded: set[int] = frozenset(),  # type: ignore[assignment]
         lost_ports: dict[int, set[int]] | None = None,
-    ) -> float:
-        """Min bus bandwidth ratio of a fast case: the base's, but for the jobs it loses and
-        those running on a NIC that lost a port (``degraded``).
+    ) -> tuple[float, str]:
+        """Min bus bandwidth ratio of a fast case over the jobs that survive it, and that job:
+        the base's, but for the jobs it loses and those running on a NIC that lost a port
+        (``degraded``).
 
         When some job's flows cross leaves and the case ``moved`` something
         they may use (a switch, a switch-to-switch cable, a NIC or server of
@@ -227,7 +228,7 @@ class LocalPath(GpuPairs):
         (:class:`~harness.invariants.leaf_flows.LeafLocalFlows`).
         """
         if not self.jobs:
-            return 1.0
+            return 1.0, ""
         base, _ = self._busbw
         f = self.fabric
         hit = sorted({
@@ -258,9 +259,10 @@ class LocalPath(GpuPairs):
         """The base's flows placed once, for the cases that move flows (:mod:`.flows`)."""
         return FlowDelta(self.base.network, self.jobs, self.forwarding)
 
-    def _cut_busbw(self, links: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    def _cut_busbw(self, links: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.float64], list[str]]:
         """Per live leaf-spine cable of ``links``: the least bus bandwidth ratio with it cut
-        (no job lost), as :meth:`_busbw_ratio` gives it (:func:`.flow_cuts.cut_busbw`)."""
+        (no job lost) and its job, as :meth:`_busbw_ratio` gives them
+        (:func:`.flow_cuts.cut_busbw`)."""
         base, _ = self._busbw
         known = self._cut_ratios  # a cable and its two optics, in any order of calls
         new = np.array(sorted({i for i in links.tolist() if i not in known}), dtype=np.int64)
@@ -269,13 +271,15 @@ class LocalPath(GpuPairs):
             nv = np.array(self._nvlink_gbs, dtype=np.float64)
             single = np.array([len(job.servers) < 2 for job in self.jobs], dtype=np.bool_)
             got = np.where(single, np.where(np.isfinite(nv), nv, 0.0), np.minimum(fabric, nv))
-            ratios = self._min_busbw_rows(np.where(base > 0, got, 0.0))
-            known.update(zip(new.tolist(), ratios.tolist(), strict=True))
-        return np.array([known[i] for i in links.tolist()], dtype=np.float64)
+            ratios, slowest = self._min_busbw_rows(np.where(base > 0, got, 0.0))
+            known.update(zip(new.tolist(), zip(ratios.tolist(), slowest, strict=True),
+                             strict=True))  # fmt: skip
+        got_links = [known[i] for i in links.tolist()]
+        return np.array([r for r, _ in got_links], dtype=np.float64), [j for _, j in got_links]
 
     @cached_property
-    def _cut_ratios(self) -> dict[int, float]:
-        """Leaf-spine cable -> the least bus bandwidth ratio with it cut (so far)."""
+    def _cut_ratios(self) -> dict[int, tuple[float, str]]:
+        """Leaf-spine cable -> the least bus bandwidth ratio with it cut, and its job (so far)."""
         return {}
 
     def _local_busbw(self, j: int, degraded: set[int], lost_ports: dict[int, set[int]]) -> float:

@@ -112,11 +112,18 @@ class CaseResult:
     pairs_disconnected_direct: int  # ... without PXN
     jobs_lost: tuple[str, ...]  # jobs lost by this case (beyond the base)
     leaf_uplink_ratio: float  # min over live leaves, vs healthy (or the reference)
-    min_busbw_ratio: float  # min over jobs (lost: 0), vs healthy (or the reference)
+    min_busbw_ratio: float  # min over the jobs that survive, vs healthy (or the reference)
     storage_ratio: float  # min over live servers of storage bond vs healthy (or the reference)
     exact: bool  # True: evaluated by the full Analysis
     bisection_ratio: float | None = None
     reasons: tuple[str, ...] = field(default=())
+    busbw_job: str = ""  # the surviving job with min_busbw_ratio ("" when none survives)
+    crashed: tuple[str, ...] = ()  # of jobs_lost: connected, but crashed during the reroute
+
+    @property
+    def unplaceable(self) -> tuple[str, ...]:
+        """The jobs of :attr:`jobs_lost` that could not start now (their NICs are cut off)."""
+        return tuple(j for j in self.jobs_lost if j not in self.crashed)
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -138,5 +145,5 @@ def relabel(r: CaseResult, failures: tuple[Failure, ...]) -> CaseResult:
     return CaseResult(
         failures, r.pairs_disconnected, r.pairs_disconnected_direct, r.jobs_lost,
         r.leaf_uplink_ratio, r.min_busbw_ratio, r.storage_ratio, r.exact, r.bisection_ratio,
-        r.reasons,
+        r.reasons, r.busbw_job, r.crashed,
     )  # fmt: skip

@@ -35,6 +35,10 @@ from harness.planning.sweep.cases import sampled_pairs
 from harness.planning.sweep.cases import single_failures
 from harness.planning.sweep.cases import switch_pairs
 from harness.planning.sweep.evaluator import CaseEvaluator
+from harness.planning.sweep.ranking import CaseGroup
+from harness.planning.sweep.ranking import gpus_lost
+from harness.planning.sweep.ranking import group_cases
+from harness.planning.sweep.ranking import job_gpus
 from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.records import Failure
 
@@ -81,21 +85,31 @@ class SweepResult:
         return sum(1 for c in self.cases if c.jobs_lost)
 
     def ranked(self) -> list[CaseResult]:
-        """The cases, worst first: most jobs lost, most GPU pairs cut, then the lowest bus
-        bandwidth, uplink and storage ratios (a stable order: ties keep the sweep's)."""
+        """The cases, worst first (:func:`~harness.planning.sweep.ranking.rank_key`): the most
+        GPUs whose jobs are lost, the most GPU pairs cut, then the lowest bus bandwidth of the
+        surviving jobs, uplink and storage ratios (a stable order: ties keep the sweep's)."""
         return list(self._ranked)
 
     @cached_property
     def _ranked(self) -> tuple[CaseResult, ...]:
         cs = self.cases
+        gpus = job_gpus(self.fabric, self.jobs)
         keys = (
             np.array([c.storage_ratio for c in cs], dtype=np.float64),
             np.array([c.leaf_uplink_ratio for c in cs], dtype=np.float64),
             np.array([c.min_busbw_ratio for c in cs], dtype=np.float64),
             -np.array([c.pairs_disconnected for c in cs], dtype=np.int64),
-            -np.array([len(c.jobs_lost) for c in cs], dtype=np.int64),
+            -np.array([gpus_lost(c, gpus) if c.jobs_lost else 0 for c in cs], dtype=np.int64),
         )  # np.lexsort: the last key first, stable
         return tuple(cs[i] for i in np.lexsort(keys).tolist()) if cs else ()
+
+    def groups(self) -> list[CaseGroup]:
+        """The ranked cases, those alike by the fabric's symmetry grouped (worst first)."""
+        return list(self._groups)
+
+    @cached_property
+    def _groups(self) -> tuple[CaseGroup, ...]:
+        return tuple(group_cases(self.fabric, self.jobs, self._ranked))
 
     def by_category(self) -> dict[str, tuple[int, int, int]]:
         """Category -> (cases, disconnecting, job-losing)."""

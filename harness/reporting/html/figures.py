@@ -87,7 +87,7 @@ def draw_impact(fig: Any, result: SweepResult, base_lost: Sequence[str] = ()) ->
     cats = list(groups) or ["(no single failures)"]
     axes = fig.subplots(1, 3, sharey=True)
     metrics = (
-        ("min_busbw_ratio", "min job bus bandwidth, ratio to healthy (lost job: 0)", True),
+        ("min_busbw_ratio", "min bus bandwidth of the surviving jobs, ratio to healthy", True),
         ("leaf_uplink_ratio", "min leaf uplink capacity (ratio to healthy)", True),
         ("jobs_lost", "jobs lost by the failure", False),
     )
@@ -236,7 +236,7 @@ def draw_pairs(fig: Any, result: SweepResult, base_lost: Sequence[str] = ()) -> 
         worst_lost = max(len(c.jobs_lost) for c in cases)
         worst_bw = min(c.min_busbw_ratio for c in cases)
         worst_up = min(c.leaf_uplink_ratio for c in cases)
-        bw = "" if base_lost else f"\nbusbw >= {worst_bw:.0%}"
+        bw = f"\nbusbw >= {worst_bw:.0%}"
         text = (f"{len(cases):,} pairs\nmean {mean[i, j]:.2g} lost, max {worst_lost}{bw}"
                 f"\nuplink >= {worst_up:.0%}")  # fmt: skip
         for r, col in {(i, j), (j, i)}:

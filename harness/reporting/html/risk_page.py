@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.fabric.jobs import Job
+from harness.planning.budget import ASSUMED_JOBS_NOTE
+from harness.planning.budget import describe_budget
 from harness.planning.risk import RiskReport
 from harness.planning.state_summary import StateSummary
 from harness.reporting.changes import CHANGE
@@ -30,13 +32,14 @@ def measures(r: RiskReport, words: Wording) -> list[dict[str, Any]]:
     """The before / after / added table (as ``harness risk`` prints it)."""
     b, a, d = r.before, r.after, r.added
     counts: tuple[tuple[str, Callable[[StateSummary], int]], ...] = (
-        ("jobs lost", lambda s: len(s.jobs_lost)),
+        ("jobs lost (running jobs that die)", lambda s: len(s.jobs_lost)),
+        ("jobs unplaceable (could not start now)", lambda s: len(s.jobs_unplaceable)),
         ("NICs cut off", lambda s: s.nics_cut),
         ("GPUs cut off (PXN allowed)", lambda s: s.gpus_cut),
         ("GPU pairs that cannot talk", lambda s: s.gpu_pairs_disconnected),
     )
     ratios: tuple[tuple[str, Callable[[StateSummary], float | None]], ...] = (
-        ("min job bus bandwidth", lambda s: s.bandwidth),
+        ("min bus bandwidth of surviving jobs", lambda s: s.bandwidth),
         ("min leaf uplink capacity", lambda s: s.uplink),
         ("bisection bandwidth", lambda s: s.bisection),
         ("min storage bandwidth", lambda s: s.storage),
@@ -53,6 +56,10 @@ def measures(r: RiskReport, words: Wording) -> list[dict[str, Any]]:
             "added": "-" if rel is None else f"{rel:.1%} of {words.before}",
             "worse": rel is not None and rel < 1.0 - 1e-12,
         })  # fmt: skip
+    bw = next(m for m in out if m["name"] == "min bus bandwidth of surviving jobs")
+    for col, s in (("before", b), ("after", a), ("added", d)):
+        if s.bandwidth_job:
+            bw[col] = f"{bw[col]} ({s.bandwidth_job})"
     return out
 
 
@@ -103,6 +110,9 @@ def risk_context(
         "words": words,
         "change": [a.describe(f) for a in r.change],
         "state": [a.describe(f) for a in r.state],
+        "budget_rule": describe_budget(r.rules, words.subject),
+        "jobs_note": ASSUMED_JOBS_NOTE if r.jobs_assumed else None,
+        "cut_lines": r.cut.lines() if r.cut is not None else [],
         "relative": [x.describe() for x in r.rules if not x.absolute],
         "absolute": [x.describe() for x in r.rules if x.absolute],
         "measures": measures(r, words),
@@ -114,7 +124,8 @@ def risk_context(
                 "category": c.category(f),
                 "breaks": ", ".join(rules),
                 "jobs_lost": ", ".join(c.jobs_lost[:6]) + (" ..." if len(c.jobs_lost) > 6 else ""),
-                "bw": pct(c.min_busbw_ratio),
+                "bw": pct(c.min_busbw_ratio) + (f" ({c.busbw_job})" if c.busbw_job else ""),
+                "pairs": f"{c.pairs_disconnected:,}",
                 "uplink": pct(c.leaf_uplink_ratio),
             }
             for c, rules in added[:TOP]

@@ -10,6 +10,7 @@ from typing import Any
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
+from harness.planning.budget import ASSUMED_JOBS_NOTE
 from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.run import SweepResult
 from harness.reporting.html.drawing import Drawing
@@ -33,7 +34,7 @@ def base_state(result: SweepResult) -> FaultState:
 
 
 def base_lost(result: SweepResult, state: FaultState) -> list[str]:
-    """Jobs already lost in the base state (they pin every case's bandwidth at 0)."""
+    """Jobs already lost in the base state (counted as lost, not in any case's bandwidth)."""
     if state.is_healthy or not result.jobs:
         return []
     return Analysis(result.fabric, Observation.from_state(state), result.jobs).jobs_lost()
@@ -69,7 +70,7 @@ def _case_drawing(result: SweepResult, state: FaultState, lost: Sequence[str],
     return draw(f, marks.with_lost(result.jobs, [*lost, *case.jobs_lost]))
 
 
-def write_sweep_report(result: SweepResult, directory: Path) -> Path:
+def write_sweep_report(result: SweepResult, directory: Path, *, jobs_assumed: bool = False) -> Path:
     """Write the sweep report into ``directory``; return the page's path."""
     out = ReportDir(directory)
     out.prepare()
@@ -100,19 +101,26 @@ def write_sweep_report(result: SweepResult, directory: Path) -> Path:
         "state": [a.describe(f) for a in state.applied],
         "base_lost": lost,
         "categories": _categories(result),
+        "groups": len(result.groups()),
+        "jobs_note": ASSUMED_JOBS_NOTE if jobs_assumed else None,
         "worst": [
             {
-                "case": c.label(f),
+                "case": g.describe(),
                 "category": c.category(f),
-                "jobs_lost": ", ".join(c.jobs_lost[:6]) + (" ..." if len(c.jobs_lost) > 6 else ""),
+                "gpus_lost": f"{g.gpus_lost:,}",
+                "jobs_lost": ", ".join(c.jobs_lost[:6])
+                + (" ..." if len(c.jobs_lost) > 6 else "")
+                + (" (each case its own)" if g.count > 1 and c.jobs_lost else ""),
+                "unplaceable": f"{len(c.unplaceable):,}",
                 "pairs": f"{c.pairs_disconnected:,}",
-                "bw": pct(c.min_busbw_ratio),
+                "bw": pct(c.min_busbw_ratio) + (f" ({c.busbw_job})" if c.busbw_job else ""),
                 "uplink": pct(c.leaf_uplink_ratio),
                 "storage": pct(c.storage_ratio),
                 "reasons": "; ".join(c.reasons[:3]),
                 "exact": c.exact,
             }
-            for c in ranked[:TOP]
+            for g in result.groups()[:TOP]
+            for c in (g.first,)
         ],
         "base_drawing": base,
         "worst_drawing": worst_d,
