@@ -314,7 +314,7 @@ class SweepBase:
             return np.ones(rows), [""] * rows
         ratios = np.where(alive, bw / np.where(denom > 0, denom, 1)[None, :], np.inf)
         j = ratios.argmin(axis=1)
-        none: npt.NDArray[np.bool_] = ~alive.any(axis=1)
+        none: npt.NDArray[np.bool_] = ~np.any(alive, axis=1)
         least: npt.NDArray[np.float64] = np.where(none, 1.0, ratios[np.arange(rows), j])
         gone: list[bool] = none.tolist()
         names = ["" if g else self.jobs[k].name for k, g in zip(j.tolist(), gone, strict=True)]
