@@ -12,6 +12,7 @@ from harness.cli.common import FABRIC_RULE
 from harness.cli.common import add_forwarding
 from harness.cli.common import add_jobs
 from harness.cli.common import add_report
+from harness.cli.common import add_reroute
 from harness.cli.common import cli_routing
 from harness.cli.common import forwarding_of
 from harness.cli.common import jobs_of
@@ -64,6 +65,7 @@ def configure_sweep(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=cli_args.seed, default=0, help="depth 2: seed of the pair sample")
     p.add_argument("--state", metavar="FILE", help="faults already present (as for risk)")
     add_forwarding(p)
+    add_reroute(p)
     p.add_argument(
         "--bisection",
         action="store_true",
@@ -116,6 +118,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         args.bisection,
         forwarding=forwarding_of(args),
         paths=cli_routing(args).paths,
+        reroute_s=cli_routing(args).reroute,
     )
     try:
         with progress_bar("sweep", "case") as progress:

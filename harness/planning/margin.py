@@ -8,10 +8,8 @@ crashes the jobs a reroute as slow as their timeout would take down.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Callable
-from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -30,6 +28,7 @@ from harness.planning.state_summary import StateSummary
 from harness.planning.sweep.evaluator import CaseEvaluator
 from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.records import Failure
+from harness.planning.sweep.reroute import with_reroute_crashes
 
 DEFAULT_MARGIN_CATEGORIES = ("switches", "cables", "optics", "nics")
 Progress = Callable[[int, int], None]  # (cases done, cases in all)
@@ -153,7 +152,7 @@ def evaluate_margin(
         absolute = rel if abs_ev is rel_ev else abs_ev.evaluate_singles(part)
         for x, c_rel, c_abs_rel in zip(part, rel, absolute, strict=True):
             c, c_abs = (
-                (_with_reroute_crashes(fabric, r, x, fragile, ev)
+                (with_reroute_crashes(fabric, r, fragile, ev)
                  for r, ev in ((c_rel, rel_ev), (c_abs_rel, abs_ev)))
                 if fragile
                 else (c_rel, c_abs_rel)
@@ -174,27 +173,3 @@ def evaluate_margin(
     )
     by_cat = tuple((k, hits[k], totals[k]) for k in sorted(totals))
     return Margin(sum(totals.values()), tuple(breaking), by_cat)
-
-
-def _with_reroute_crashes(
-    fabric: Fabric,
-    c: CaseResult,
-    x: Failure,
-    fragile: Mapping[str, frozenset[int]],
-    ev: CaseEvaluator,
-) -> CaseResult:
-    """``c`` with the ``fragile`` jobs whose traffic ``x`` takes away crashed (lost, not
-    surviving: when the slowest survivor crashed, the next one is found by ``ev``)."""
-    links = {x.index} if x.kind != "element" else set(fabric.links_at(x.index).tolist())
-    hit = [name for name, uses in fragile.items() if name not in c.jobs_lost and links & uses]
-    if not hit:
-        return c
-    why = tuple(f"{name}: crashed while the fabric rerouted around {x.id}" for name in hit)
-    lost = (*c.jobs_lost, *hit)
-    bw, slowest = c.min_busbw_ratio, c.busbw_job
-    if slowest in hit:
-        bw, slowest = ev.case_busbw_without(c.failures, lost)
-    return dataclasses.replace(
-        c, jobs_lost=lost, min_busbw_ratio=bw, busbw_job=slowest, crashed=(*c.crashed, *hit),
-        reasons=(*c.reasons, *why),
-    )  # fmt: skip

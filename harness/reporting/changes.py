@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.invariants.bandwidth import describe as describe_traffic
+from harness.invariants.timeline import seconds_text
 from harness.planning.budget import ASSUMED_JOBS_NOTE
 from harness.planning.budget import describe_budget
 from harness.planning.id_ranges import compress_ids
@@ -230,7 +231,11 @@ def print_sweep(
         + f"): [red]{r.job_losing:,} lose a job[/], {r.disconnecting:,} disconnect a GPU pair "
         f"(PXN allowed); {r.exact_cases:,} evaluated by the full analysis; {r.seconds:.2f} s"
     )
-    console.print(f"routing: paths {spec.paths}, forwarding {spec.forwarding}", highlight=False)
+    console.print(
+        f"routing: paths {spec.paths}, forwarding {spec.forwarding}, reroute "
+        f"{seconds_text(spec.reroute_s)} s",
+        highlight=False,
+    )
     if jobs_assumed:
         console.print(ASSUMED_JOBS_NOTE, highlight=False)
     summary = Table(title="by category", title_justify="left")

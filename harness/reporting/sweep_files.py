@@ -64,7 +64,11 @@ def to_json(result: SweepResult, *, jobs_assumed: bool = False) -> dict[str, Any
         "fabric": result.fabric.name,
         "elements": list(spec.categories),
         "depth": spec.depth,
-        "routing": {"paths": spec.paths, "forwarding": spec.forwarding},
+        "routing": {
+            "paths": spec.paths,
+            "forwarding": spec.forwarding,
+            "reroute_s": spec.reroute_s,
+        },
         "jobs": [j.name for j in result.jobs],
         "jobs_assumed": jobs_assumed,
         "jobs_note": ASSUMED_JOBS_NOTE if jobs_assumed else None,

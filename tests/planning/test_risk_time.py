@@ -210,7 +210,7 @@ def test_the_sweep_routes_by_the_fabric_file_s_paths(capsys: Capsys, tmp_path: P
         argv = ["sweep", str(fabric), "--jobs", str(jobs), "--state", state, "--json"]
         assert main(argv) == 0
         doc = json.loads(capsys.readouterr().out)
-        assert doc["routing"] == {"paths": paths, "forwarding": "static"}
+        assert doc["routing"] == {"paths": paths, "forwarding": "static", "reroute_s": 1.0}
         lost[paths] = {r["case"] for r in doc["rows"] if r["jobs_lost"]}
     # without spine-02 only a valley (down to another leaf and up again) joins the two leaves
     assert "spine-02" in lost["up-down"]

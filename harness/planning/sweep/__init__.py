@@ -23,6 +23,8 @@ Modules:
                       margin's) cases.
 ``records``           Records of a sweep's cases: what failed (:class:`Failure`) and what it did
                       (:class:`CaseResult`).
+``reroute``           The jobs a reroute crashes, on top of a failure case (the sweep's and the
+                      N+1 margin's).
 ``run``               Run a failure sweep: enumerate cases, evaluate them (locally, in processes
                       or on a Dask cluster), and summarize.
 """

@@ -254,6 +254,24 @@ class LocalPath(GpuPairs):
             bw[j] = self._local_busbw(j, degraded, lost_ports or {})
         return self._min_busbw(bw)
 
+    def case_busbw_without(
+        self, failures: Sequence[Failure], gone: Sequence[str]
+    ) -> tuple[float, str]:
+        """:meth:`SweepBase.case_busbw_without`, from the flows the case moves when
+        :class:`.flows.FlowDelta` covers it (the same per-job figures as the full analysis:
+        a reroute that crashes the slowest job of thousands of cases must not analyse each)."""
+        if not (self.jobs and self._flows.any()) or not FlowDelta.applies(
+            self.fabric, self.base.network, failures
+        ):
+            return super().case_busbw_without(failures, gone)
+        base, _ = self._busbw
+        got = self._flow_delta.busbw(failures, self._nvlink_gbs).copy()
+        out = set(gone)
+        for j, job in enumerate(self.jobs):
+            if job.name in out:
+                got[j] = 0.0
+        return self._min_busbw(np.where(base > 0, got, 0.0))
+
     @cached_property
     def _flow_delta(self) -> FlowDelta:
         """The base's flows placed once, for the cases that move flows (:mod:`.flows`)."""

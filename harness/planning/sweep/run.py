@@ -10,6 +10,7 @@ import math
 import time
 from collections.abc import Callable
 from collections.abc import Iterator
+from collections.abc import Mapping
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from harness.fabric.routing import Forwarding
 from harness.fabric.routing import PathRule
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
+from harness.invariants.timeline import reroute_fragile
 from harness.planning.sweep.cases import DEFAULT_CATEGORIES
 from harness.planning.sweep.cases import sampled_pairs
 from harness.planning.sweep.cases import single_failures
@@ -41,6 +43,7 @@ from harness.planning.sweep.ranking import group_cases
 from harness.planning.sweep.ranking import job_gpus
 from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.records import Failure
+from harness.planning.sweep.reroute import with_reroute_crashes
 
 Progress = Callable[[int, int], None]
 
@@ -60,6 +63,9 @@ class SweepSpec:
     fabric_params: tuple[tuple[str, Any], ...] = ()
     forwarding: Forwarding = DEFAULT_FORWARDING  # how flows spread over uplinks (bandwidth)
     paths: PathRule = "up-down"  # which routes exist (routing: {paths: ...})
+    # how long a failure stalls the jobs whose traffic it takes (routing: {reroute: ...});
+    # a job whose timeout it reaches crashes, as in the risk check's N+1 margin
+    reroute_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -149,7 +155,7 @@ def enumerate_cases(fabric: Fabric, spec: SweepSpec) -> tuple[list[tuple[Failure
     return cases, sampled
 
 
-_Prepared = tuple[CaseEvaluator, list[tuple[Failure, ...]], int]
+_Prepared = tuple[CaseEvaluator, list[tuple[Failure, ...]], int, dict[str, frozenset[int]]]
 _EVALUATORS: dict[SweepSpec, tuple[Fabric, _Prepared]] = {}
 
 
@@ -177,24 +183,34 @@ def _prepare(spec: SweepSpec, fabric: Fabric) -> _Prepared:
     )
     ev.prepare()
     cases, sampled = enumerate_cases(fabric, spec)
-    return ev, cases, sampled
+    fragile = reroute_fragile(fabric, jobs, spec.reroute_s, skip=ev._base_lost)
+    return ev, cases, sampled, fragile
 
 
 def evaluate_shard(spec: SweepSpec, start: int, stop: int) -> tuple[list[CaseResult], int]:
     """Evaluate cases[start:stop] (runs in a worker process or on a Dask worker)."""
-    ev, cases, _ = _evaluator(spec)
+    ev, cases, _, fragile = _evaluator(spec)
     before = ev.exact_cases
-    out = _evaluate(ev, cases[start:stop])
+    out = _evaluate(ev, cases[start:stop], fragile)
     return out, ev.exact_cases - before
 
 
-def _evaluate(ev: CaseEvaluator, cases: Sequence[tuple[Failure, ...]]) -> list[CaseResult]:
-    """Singles in bulk (same answers, vectorized), pairs one by one, order kept."""
+def _evaluate(
+    ev: CaseEvaluator,
+    cases: Sequence[tuple[Failure, ...]],
+    fragile: Mapping[str, frozenset[int]],
+) -> list[CaseResult]:
+    """Singles in bulk (same answers, vectorized), pairs one by one, order kept; then the
+    ``fragile`` jobs a case's reroute crashes (:mod:`.reroute`)."""
     singles = [c[0] for c in cases if len(c) == 1]
     if len(singles) == len(cases):  # a depth-1 sweep
-        return ev.evaluate_singles(singles)
-    bulk = iter(ev.evaluate_singles(singles))
-    return [next(bulk) if len(c) == 1 else ev.evaluate(c) for c in cases]
+        out = ev.evaluate_singles(singles)
+    else:
+        bulk = iter(ev.evaluate_singles(singles))
+        out = [next(bulk) if len(c) == 1 else ev.evaluate(c) for c in cases]
+    if not fragile:
+        return out
+    return [with_reroute_crashes(ev.fabric, c, fragile, ev) for c in out]
 
 
 def _collect(
@@ -256,7 +272,7 @@ def _run_sweep(
     start = time.perf_counter()
     fabric = build_fabric_for(spec)
     if scheduler is None and workers <= 1:
-        ev, cases, sampled = _evaluator(spec)  # enumerates the cases once, for both
+        ev, cases, sampled, fragile = _evaluator(spec)  # enumerates the cases once, for both
     else:
         cases, sampled = enumerate_cases(fabric, spec)
     jobs = resolve_jobs(spec.jobs, fabric)
@@ -269,7 +285,7 @@ def _run_sweep(
             progress(0, total)  # the total is known before the first case
         step = max(500, total // 50)  # about 50 steps; bulk kernels take a step at once
         for i in range(0, total, step):
-            results.extend(_evaluate(ev, cases[i : i + step]))
+            results.extend(_evaluate(ev, cases[i : i + step], fragile))
             if progress:
                 progress(len(results), total)
         exact = ev.exact_cases - before
@@ -305,8 +321,13 @@ def sweep(
     bisection: bool = False,
     pair_sample: int = 1000,
     seed: int = 0,
+    reroute_s: float = 0.0,
 ) -> SweepResult:
     """Python API: sweep single (and with ``depth=2`` paired) failures of a fabric.
+
+    ``reroute_s``: how long each failure stalls the jobs whose traffic it takes;
+    a job whose timeout that reaches is lost (``harness sweep`` takes it from the
+    fabric's ``routing:``, 1 s by default, as ``harness risk`` does).
 
     >>> from harness.fabric import preset
     >>> r = sweep(preset("seed-a800"), elements=["switches"])
@@ -314,5 +335,5 @@ def sweep(
     (60, 40, 0)
     """
     spec = SweepSpec(fabric, tuple(jobs), tuple(state), tuple(elements), depth, pair_sample,
-                     seed, bisection)  # fmt: skip
+                     seed, bisection, reroute_s=reroute_s)  # fmt: skip
     return run_sweep(spec)
