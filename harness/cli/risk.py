@@ -21,7 +21,7 @@ from harness.cli.common import stdout_console
 from harness.cli.common import wrote_report
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.resolve import resolve_fabric
-from harness.planning.audit.state import state_faults
+from harness.planning.audit.state import live_state
 from harness.planning.budget import BUDGET_METRICS
 from harness.planning.budget import parse_budget
 from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
@@ -86,7 +86,7 @@ def cmd_risk(args: argparse.Namespace) -> int:
     """``harness risk``: the N+1 margin after a change; fails when the change is not safe."""
     fabric = resolve_fabric(args.fabric)
     jobs = resolve_jobs(jobs_of(args, fabric), fabric)
-    state, notes = state_faults(fabric, args.state)
+    fabric, state, notes = live_state(fabric, args.state)  # wrong-rail cables moved
     for note in notes:
         print_note(note)
     with progress_bar("N+1 margin", "case") as progress:
