@@ -37,21 +37,33 @@ from harness.invariants.state import Observation
 from harness.planning.audit.diff import WrongRail
 
 
-def _leaf_port(w: WrongRail) -> int | None:
-    """The leaf port of the live cable (``nic:1--leaf:5`` -> 5), if its id says so."""
+def _port(w: WrongRail, name: str) -> int | None:
+    """The port of ``name``'s end of the live cable (``nic:1--leaf:5``), if its id says so."""
     for end in w.cable.split("--"):
-        name, _, port = end.rpartition(":")
-        if name == w.leaf and port.isdigit():
+        end_name, _, port = end.rpartition(":")
+        if end_name == name and port.isdigit():
             return int(port)
     return None
 
 
+def _design_cable(design: Fabric, w: WrongRail) -> int | None:
+    """The design access cable a finding moves: the NIC's cable on the live cable's NIC
+    port (a multi-port NIC may have one port on the wrong leaf), None if there is none."""
+    nic, leaf = design.index.get(w.nic), design.index.get(w.leaf)
+    if nic is None or leaf is None or int(design.kind[leaf]) != Kind.LEAF:
+        return None
+    cables: list[int] = [int(c) for c in design.links_at(nic).tolist()
+                         if int(design.link_kind[c]) == LinkKind.ACCESS]  # fmt: skip
+    port = _port(w, w.nic)
+    nic_port = {c: int(design.link_a_port[c] if int(design.link_a[c]) == nic
+                       else design.link_b_port[c]) for c in cables}  # fmt: skip
+    same = [c for c in cables if nic_port[c] == port]
+    return (same or cables)[0] if cables else None
+
+
 def movable(design: Fabric, w: WrongRail) -> bool:
     """Whether the design has the finding's NIC (cabled) and leaf, so its cable can be moved."""
-    nic, leaf = design.index.get(w.nic), design.index.get(w.leaf)
-    return (nic is not None and leaf is not None and int(design.kind[leaf]) == Kind.LEAF
-            and any(int(design.link_kind[c]) == LinkKind.ACCESS
-                    for c in design.links_at(nic).tolist()))  # fmt: skip
+    return _design_cable(design, w) is not None
 
 
 def rewired(design: Fabric, wrong: Sequence[WrongRail]) -> Fabric:
@@ -67,12 +79,11 @@ def rewired(design: Fabric, wrong: Sequence[WrongRail]) -> Fabric:
     link_a, link_b = design.link_a.copy(), design.link_b.copy()
     a_port, b_port = design.link_a_port.copy(), design.link_b_port.copy()
     for w in wrong:
-        if not movable(design, w):
+        c = _design_cable(design, w)
+        if c is None:
             continue
         nic, leaf = design.index[w.nic], design.index[w.leaf]
-        c = next(c for c in design.links_at(nic).tolist()
-                 if int(design.link_kind[c]) == LinkKind.ACCESS)  # fmt: skip
-        port = _leaf_port(w)
+        port = _port(w, w.leaf)
         if int(link_a[c]) == nic:
             link_b[c] = leaf
             b_port[c] = port if port is not None else b_port[c]
@@ -94,10 +105,8 @@ def moved_cables(design: Fabric, wrong: Sequence[WrongRail]) -> frozenset[str]:
     """The design ids of the cables :func:`rewired` moves (they are not missing, only moved)."""
     out: set[str] = set()
     for w in wrong:
-        if movable(design, w):
-            nic = design.index[w.nic]
-            c = next(c for c in design.links_at(nic).tolist()
-                     if int(design.link_kind[c]) == LinkKind.ACCESS)  # fmt: skip
+        c = _design_cable(design, w)
+        if c is not None:
             out.add(design.link_ids[c])
     return frozenset(out)
 
