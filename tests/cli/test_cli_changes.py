@@ -226,6 +226,28 @@ def test_risk_state_from_a_miscabled_dump_moves_the_cable(design: str, capsys: C
     assert doc["added"]["jobs_lost"] == []
 
 
+def test_sweep_state_from_a_miscabled_dump_moves_the_cable(design: str, capsys: Capsys) -> None:
+    """The sweep judges the re-cabled design, as risk does: both NICs of su01/node02 are on
+    su01/leaf-r0 now, so losing that leaf cuts its 8 GPUs off the other 24, even with PXN."""
+    argv = ["sweep", design, "--elements", "switches", "--json"]
+    assert main([*argv, "--state", dump("rail2x2_wrong_rail")]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        "note: su01/node02/nic1 (rail 1) is cabled to su01/leaf-r0 (rail 0): modelled cabled "
+        "there (NCCL sends its rail-1 traffic across the spines)",
+    ]
+    live = {r["case"]: r["gpu_pairs_disconnected"] for r in json.loads(out)["rows"]}
+    assert main(argv) == 0
+    cabled = {
+        r["case"]: r["gpu_pairs_disconnected"] for r in json.loads(capsys.readouterr().out)["rows"]
+    }
+    assert live["su01/leaf-r0"] == 8 * 24
+    assert cabled["su01/leaf-r0"] == 0  # as designed, PXN saves every pair
+    assert {k: v for k, v in live.items() if k != "su01/leaf-r0"} == {
+        k: v for k, v in cabled.items() if k != "su01/leaf-r0"
+    }
+
+
 # -- harness sweep ----------------------------------------------------------------------
 
 
