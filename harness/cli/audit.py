@@ -22,6 +22,8 @@ from harness.fabric.jobs import resolve_jobs
 from harness.fabric.resolve import fabric_ref_for
 from harness.fabric.resolve import resolve_fabric
 from harness.planning.audit.faults import faults_from_audit
+from harness.planning.audit.rewire import rewired
+from harness.planning.audit.rewire import wrong_rail_effects
 from harness.planning.budget import parse_budget
 from harness.planning.risk import assess
 from harness.reporting.changes import AUDIT
@@ -78,8 +80,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
         stage(3, 3)
     faults, notes = faults_from_audit(design, audit)
     jobs = resolve_jobs(jobs_of(args, design), design)
+    # NCCL uses a wrong-rail NIC for its own rail, over the spines: the live state is the
+    # design with those cables moved, and what that alone costs each job is said first
+    live_design = rewired(design, audit.wrong_rail)
+    effects = wrong_rail_effects(design, live_design, jobs, audit.wrong_rail)
     with progress_bar("N+1 margin of the live state", "case") as progress:
-        report = assess(design, jobs, faults, parse_budget(args.budget), progress=progress)
+        report = assess(live_design, jobs, faults, parse_budget(args.budget), progress=progress)
     if args.json:
         doc = {
             "dump": str(args.dump),
@@ -87,6 +93,17 @@ def cmd_audit(args: argparse.Namespace) -> int:
             "differences": audit.lines(),
             "ok": audit.ok,
             "not_modelled": notes,
+            "wrong_rail": [
+                {
+                    "nic": e.finding.nic,
+                    "leaf": e.finding.leaf,
+                    "job": e.job,
+                    "lost": e.lost,
+                    "busbw_ratio": e.ratio,
+                    "line": e.line(),
+                }
+                for e in effects
+            ],
             "risk": risk_json(report),
         }
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
@@ -103,7 +120,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 console.print(f"  {line}", highlight=False)
         for note in notes:
             console.print(f"  [dim]{note}[/]", highlight=False)
+        for e in effects:
+            console.print(f"  [{'red' if e.lost else 'yellow'}]{e.line()}[/]", highlight=False)
         console.print("[bold]risk of the live state[/] (the differences applied to the design):")
+        if effects:
+            console.print(
+                "  [dim]its wrong-rail cables are moved on the design: the table's "
+                "design column is the design as cabled live (their cost is above)[/]"
+            )
         print_risk(console, report, words=AUDIT)
     if args.report is not None:
         from harness.reporting.html import AuditInput

@@ -22,7 +22,7 @@ from harness.cli.common import wrote_report
 from harness.errors import ScenarioError
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.resolve import resolve_fabric
-from harness.planning.audit.state import state_faults
+from harness.planning.audit.state import live_state
 from harness.planning.budget import BUDGET_METRICS
 from harness.planning.budget import DEFAULT_BUDGET
 from harness.planning.budget import DEFAULT_BUDGET_RULE
@@ -97,7 +97,7 @@ def cmd_risk(args: argparse.Namespace) -> int:
     """``harness risk``: the N+1 margin after a change; fails when the change is not safe."""
     fabric = resolve_fabric(args.fabric)
     jobs = resolve_jobs(jobs_of(args, fabric), fabric)
-    state, notes = state_faults(fabric, args.state)
+    fabric, state, notes = live_state(fabric, args.state)  # wrong-rail cables moved
     for note in notes:
         print_note(note)
     if args.margin == "none" and args.require_margin:

@@ -23,7 +23,7 @@ from harness.cli.common import wrote_report
 from harness.errors import BackendError
 from harness.fabric.resolve import resolve_fabric
 from harness.inputs import cli_args
-from harness.planning.audit.state import state_faults
+from harness.planning.audit.state import live_state
 from harness.planning.sweep.cases import CATEGORIES
 from harness.planning.sweep.cases import DEFAULT_CATEGORIES
 from harness.planning.sweep.cases import parse_categories
@@ -104,11 +104,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     jobs."""
     fabric = resolve_fabric(args.fabric)
     jobs = jobs_of(args, fabric)  # resolved: bad jobs are bad input, before any work
-    state, notes = state_faults(fabric, args.state)
+    live, state, notes = live_state(fabric, args.state)  # wrong-rail cables moved
     for note in notes:
         print_note(note)
     spec = SweepSpec(
-        args.fabric if args.workers > 1 or args.scheduler else fabric,
+        args.fabric if (args.workers > 1 or args.scheduler) and live is fabric else live,
         tuple(jobs),
         tuple(state),
         parse_categories(args.elements),

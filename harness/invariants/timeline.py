@@ -32,7 +32,9 @@ is restarted.  :class:`Timeline` keeps that history on a clock:
   once (an uncorrectable NVLink error: degraded NVLink modes apply only when a
   job starts);
 * ``restart: JOB`` (or ``all``) starts crashed jobs again where they can be
-  placed (their NICs reach each other) at that moment.
+  placed (their NICs reach each other, on every rail) at that moment: a
+  scheduler's node health check does not place a job on a server whose HCA
+  port is down, though PXN would let NCCL start on its other NICs.
 
 *Lost* (the running job crashed) is not *unplaceable* (a new job on those
 servers cannot start now): after a repair a crashed job is lost but placeable.

@@ -210,22 +210,42 @@ def test_risk_state_from_a_live_dump_turns_differences_into_faults(
     assert doc["budget_broken_by_change"] == ["gpu_pairs_disconnected 0"]
 
 
-def test_risk_state_from_a_miscabled_dump_notes_what_it_cannot_model(
-    design: str, capsys: Capsys
-) -> None:
+def test_risk_state_from_a_miscabled_dump_moves_the_cable(design: str, capsys: Capsys) -> None:
+    """A wrong-rail NIC is modelled where it is plugged (NCCL crosses the spines), not cut."""
     assert main(["risk", design, "--change", "drain spine-01", "--state",
                  dump("rail2x2_wrong_rail"), "--json"]) == 0  # fmt: skip
     out, err = capsys.readouterr()
     assert err.splitlines() == [
-        "note: su01/node02/nic1 (rail 1) is cabled to su01/leaf-r0 (rail 0); "
-        "its design cable counts as missing",
-        "note: extra link su01/node02/nic1:1--su01/leaf-r0:5 is not in the design; not modelled",
+        "note: su01/node02/nic1 (rail 1) is cabled to su01/leaf-r0 (rail 0): modelled cabled "
+        "there (NCCL sends its rail-1 traffic across the spines)",
     ]
     doc = json.loads(out)
-    assert doc["state"] == ["cut su01/node02/nic1:1--su01/leaf-r1:2"]
-    assert doc["before"]["jobs_lost"] == ["su01"]
-    assert [x["job"] for x in doc["already_lost"]] == ["su01"]  # lost already, not by the drain
+    assert doc["state"] == []  # the cable is moved, not cut
+    assert doc["before"]["jobs_lost"] == []  # it was counted lost
+    assert doc["already_lost"] == []
     assert doc["added"]["jobs_lost"] == []
+
+
+def test_sweep_state_from_a_miscabled_dump_moves_the_cable(design: str, capsys: Capsys) -> None:
+    """The sweep judges the re-cabled design, as risk does: both NICs of su01/node02 are on
+    su01/leaf-r0 now, so losing that leaf cuts its 8 GPUs off the other 24, even with PXN."""
+    argv = ["sweep", design, "--elements", "switches", "--json"]
+    assert main([*argv, "--state", dump("rail2x2_wrong_rail")]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        "note: su01/node02/nic1 (rail 1) is cabled to su01/leaf-r0 (rail 0): modelled cabled "
+        "there (NCCL sends its rail-1 traffic across the spines)",
+    ]
+    live = {r["case"]: r["gpu_pairs_disconnected"] for r in json.loads(out)["rows"]}
+    assert main(argv) == 0
+    cabled = {
+        r["case"]: r["gpu_pairs_disconnected"] for r in json.loads(capsys.readouterr().out)["rows"]
+    }
+    assert live["su01/leaf-r0"] == 8 * 24
+    assert cabled["su01/leaf-r0"] == 0  # as designed, PXN saves every pair
+    assert {k: v for k, v in live.items() if k != "su01/leaf-r0"} == {
+        k: v for k, v in cabled.items() if k != "su01/leaf-r0"
+    }
 
 
 # -- harness sweep ----------------------------------------------------------------------
@@ -431,8 +451,16 @@ def test_audit_wrong_rail_is_noted(design: str, capsys: Capsys) -> None:
         "wrong rail: su01/node02/nic1 (rail 1) is cabled to su01/leaf-r0 (rail 0), "
         "expected su01/leaf-r1"
     ) in doc["differences"]
-    assert len(doc["not_modelled"]) == 2
-    assert doc["risk"]["after"]["jobs_lost"] == ["su01"]
+    # NCCL sends its rail-1 traffic across the spines: the job runs (it was counted lost)
+    assert doc["not_modelled"] == []
+    assert doc["risk"]["after"]["jobs_lost"] == []
+    assert doc["wrong_rail"] == [{
+        "nic": "su01/node02/nic1", "leaf": "su01/leaf-r0", "job": "su01", "lost": False,
+        "busbw_ratio": 1.0,
+        "line": "su01/node02/nic1 is cabled to rail 0's leaf su01/leaf-r0: its rail-1 traffic "
+                "crosses the spines, job su01 runs at its full bandwidth (the uplinks carry the "
+                "extra hops)",
+    }]  # fmt: skip
 
 
 def test_audit_budget_applies_to_the_live_state(design: str, capsys: Capsys) -> None:

@@ -12,6 +12,7 @@ from harness.errors import ScenarioError
 from harness.fabric import Fabric
 from harness.fabric import two_tier
 from harness.fabric.jobs import JobSpec
+from harness.fabric.jobs import resolve_jobs
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultKind
 from harness.faults.fault import FaultState
@@ -19,10 +20,14 @@ from harness.faults.selectors import Selector
 from harness.faults.state_file import load_jobs
 from harness.faults.state_file import load_state_file
 from harness.importers import load_dump
+from harness.invariants.analysis import Analysis
+from harness.invariants.state import Observation
 from harness.planning.audit.diff import AuditReport
 from harness.planning.audit.diff import DegradedLink
 from harness.planning.audit.diff import diff_fabrics
 from harness.planning.audit.faults import faults_from_audit
+from harness.planning.audit.rewire import rewired
+from harness.planning.audit.rewire import wrong_rail_effects
 
 DUMPS = Path(__file__).resolve().parents[1] / "data" / "importers"
 
@@ -214,14 +219,52 @@ def test_slow_cables_are_degraded_to_the_live_fraction() -> None:
     ]
 
 
-def test_wrong_rail_cuts_the_design_cable_and_notes_the_extra_one() -> None:
+def test_wrong_rail_moves_the_design_cable_and_cuts_nothing() -> None:
+    """NCCL uses a wrong-rail NIC for its rail over the spines: not a cut, a moved cable."""
     faults, notes = audit("rail2x2_wrong_rail")
-    assert faults == [cut("su01/node02/nic1:1--su01/leaf-r1:2")]
-    assert notes == [
-        "su01/node02/nic1 (rail 1) is cabled to su01/leaf-r0 (rail 0); "
-        "its design cable counts as missing",
-        "extra link su01/node02/nic1:1--su01/leaf-r0:5 is not in the design; not modelled",
-    ]
+    assert (faults, notes) == ([], [])
+    report = diff_fabrics(load_dump(DUMPS / "rail2x2_wrong_rail.ibnetdiscover"), rail2x2())
+    live = rewired(rail2x2(), report.wrong_rail)
+    assert set(live.link_ids) - set(rail2x2().link_ids) == {"su01/node02/nic1:1--su01/leaf-r0:5"}
+    assert set(rail2x2().link_ids) - set(live.link_ids) == {"su01/node02/nic1:1--su01/leaf-r1:2"}
+    assert int(live.rail[live.index["su01/node02/nic1"]]) == 1  # the NIC keeps its rail
+    jobs = resolve_jobs([JobSpec(per_su=True), JobSpec(name="all", nodes=("su*/*",))], live)
+    effects = wrong_rail_effects(rail2x2(), live, jobs[:1], report.wrong_rail)
+    # su01's one rail-1 flow between its two servers fits in a leaf's uplink: full bandwidth
+    assert [(e.job, e.lost, e.ratio) for e in effects] == [("su01", False, 1.0)]
+    effects = wrong_rail_effects(rail2x2(), live, jobs[2:], report.wrong_rail)
+    # over both SUs, su01/leaf-r0 now sends rail-1 flows up too: its uplinks halve the ring
+    assert [(e.job, e.lost, e.ratio) for e in effects] == [("all", False, 0.5)]
+    assert effects[0].line() == (
+        "su01/node02/nic1 is cabled to rail 0's leaf su01/leaf-r0: its rail-1 traffic crosses "
+        "the spines, job all runs at 0.5 of its bandwidth"
+    )
+
+
+def test_wrong_rail_without_an_up_down_route_loses_the_job() -> None:
+    """No live spine above both leaves: the moved NIC cannot reach its rail, the job is lost."""
+    report = diff_fabrics(load_dump(DUMPS / "rail2x2_wrong_rail.ibnetdiscover"), rail2x2())
+    design = rail2x2()
+    ups = [lid for lid in design.link_ids if lid.startswith("su01/leaf-r0:")
+           and "spine" in lid]  # fmt: skip
+    # su01/leaf-r0 keeps only its spine-01 uplinks, su01/leaf-r1 only its spine-02 ones
+    cut_ups = [lid for lid in ups if "spine-02" in lid] + [
+        lid for lid in design.link_ids
+        if lid.startswith("su01/leaf-r1:") and "spine-01" in lid
+    ]  # fmt: skip
+    live = rewired(design, report.wrong_rail)
+    state = FaultState.healthy(live).inject(cut(*cut_ups))
+    jobs = resolve_jobs([JobSpec(per_su=True)], live)
+    a = Analysis(live, Observation.from_state(state), jobs)
+    assert a.jobs_lost() == ["su01"]
+    # the two rail-1 NICs of su01 (one on each leaf) cannot reach each other; of two equal
+    # groups the verdict names the first
+    assert (
+        "(rail 1) cannot reach the job's other NICs: no up-down route"
+        in (a.judge(jobs[0]).reasons[0])
+    )
+    effects = wrong_rail_effects(design, live, jobs[:1], report.wrong_rail)
+    assert [(e.job, e.lost) for e in effects] == [("su01", False)]  # healthy otherwise: it runs
 
 
 def test_what_the_design_does_not_have_is_noted_not_modelled() -> None:

@@ -213,7 +213,7 @@ def test_broken_plane_lists_exactly_the_planted_departures() -> None:
             "swapped-nics", "a02-p1-dgx-02-c03",
             "swapped NICs: a02-p1-dgx-02-c03/nic0 (rail 0) is on A09-P1-IBLEAF-02-02 port 3 and "
             "a02-p1-dgx-02-c03/nic1 (rail 1) on A09-P1-IBLEAF-01-02 port 3: each on the other's "
-            "rail leaf",
+            "rail leaf (NCCL still uses each for its own rail: their traffic crosses the spines)",
         ),
         Departure(
             "missing-hca", "unnamed-su04-p02",

@@ -105,3 +105,27 @@ def test_storage_routes_over_live_members() -> None:
     one = Alive(frozenset(range(len(p.wires))) - {bond.members[0]}, frozenset(range(f.n_elements)))
     assert len(compute(p, one)[bond.host.ns][f"{bond.switch.v4}/32"]) == 1
     assert ipaddress.IPv4Address(bond.host.v4) in ipaddress.IPv4Network("10.192.0.0/10")
+
+
+def test_a_wrong_rail_nic_is_reached_through_its_rails_ports() -> None:
+    """NCCL uses NIC k for rail k wherever it is plugged: the servers route to it by rail."""
+    from pathlib import Path
+
+    from harness.fabric.fabric_file import load_fabric_file
+
+    f = load_fabric_file(Path(__file__).parents[2] / "fabrics" / "lab-wrong-rail.yaml")
+    p = Plan(f, "ht")
+    t = compute(p, _all(p))
+    wrong = p.port_of_nic(f.index["n4/nic1"])
+    assert wrong.v4.startswith("10.0.")  # addressed by its leaf (leaf-r0's block)
+    for server in ("n1", "n2", "n3"):
+        hops = t[p.ns_of[f.index[server]]][f"{wrong.v4}/32"]
+        # through the server's own rail-1 port: up leaf-r1, over a spine, down leaf-r0
+        assert [p.wires[w].a.ifname for w, _ in hops] == ["r1"]
+    n4 = t[p.ns_of[f.index["n4"]]]
+    assert [p.wires[w].a.ifname for w, _ in n4[p.rail_block[1]]] == ["r1"]
+    assert [p.wires[w].a.ifname for w, _ in n4[p.rail_block[0]]] == ["r0"]
+    # a fabric without wrong-rail cables has no host routes
+    g = two_tier(sus=1, nodes_per_su=2, spines=2, leaf_radix=8, storage=False)
+    q = Plan(g, "ht")
+    assert not [k for table in compute(q, _all(q)).values() for k in table if k.endswith("/32")]

@@ -6,7 +6,9 @@ namespaces.  Paths are up/down (up* down*, never a valley): a switch with a
 downward path to the destination leaf uses only its shortest downward next
 hops; otherwise it goes up to every neighbour on a shortest up/down path.  All
 equal-cost next hops are installed (ECMP, one kernel multipath route per
-destination leaf block), servers get one route per rail.
+destination leaf block), servers get one route per rail (the NIC's rail: a NIC
+cabled to another rail's leaf is still used for its own rail, as NCCL uses it,
+and the other servers reach it through their port of that rail).
 
 :func:`compute` is pure (tested without root); :class:`Router` installs the
 difference through netlink and re-pushes the namespaces the kernel may have
@@ -104,11 +106,14 @@ def compute(plan: Plan, alive: Alive) -> Tables:
         nic, leaf = int(f.link_a[wire.link]), int(f.link_b[wire.link])
         if nic not in alive.elements or leaf not in tier:
             continue
-        block = plan.rail_block[int(f.rail[leaf])]
+        # NCCL uses NIC k for rail k wherever it is plugged: the NIC's rail picks the block
+        # it sends to (the leaf's, unless the cable is on another rail's leaf)
+        block = plan.rail_block.get(int(f.rail[nic]), plan.rail_block[int(f.rail[leaf])])
         table = tables[wire.a.ns]
         table[block] = tuple(sorted({*table.get(block, ()), (w, 0)}))
         # traffic from this port's address (any rail) leaves through it: its own table
         table[f"{ALL_RAILS}@{port_table(wire.a.ifindex)}"] = ((w, 0),)
+    _wrong_rail_routes(plan, alive, tables, frozenset(tier))
     for bond in plan.bonds:
         live = [w for w in bond.members if w in alive.wires and bond.server in alive.elements]
         live = [w for w in live if int(f.link_a[plan.wires[w].link]) in alive.elements]
@@ -116,6 +121,33 @@ def compute(plan: Plan, alive: Alive) -> Tables:
             tables[bond.host.ns][f"{bond.switch.v4}/32"] = tuple((w, 0) for w in live)
             tables[bond.switch.ns][f"{bond.host.v4}/32"] = tuple((w, 1) for w in live)
     return tables
+
+
+def _wrong_rail_routes(plan: Plan, alive: Alive, tables: Tables, live: frozenset[int]) -> None:
+    """Host routes to NICs cabled to another rail's leaf, through their rail's ports.
+
+    Such a NIC's address is in its leaf's block (the leaf routes it), but
+    NCCL sends it rail-``k`` traffic from the peers' rail-``k`` NICs: every
+    other server reaches it by a ``/32`` through its own rail-``k`` port, so
+    the traffic climbs from the rail-``k`` leaf to the spines, as NCCL's
+    does, and stalls when no route carries it.
+    """
+    f = plan.fabric
+    ports: list[tuple[int, int, int]] = []  # (wire, NIC, leaf) of the live access wires
+    for w, wire in enumerate(plan.wires):
+        if wire.kind is LinkKind.ACCESS and w in alive.wires:
+            nic, leaf = int(f.link_a[wire.link]), int(f.link_b[wire.link])
+            if nic in alive.elements and leaf in live:
+                ports.append((w, nic, leaf))
+    for w, nic, leaf in ports:
+        rail = int(f.rail[nic])
+        if rail < 0 or rail == int(f.rail[leaf]) or rail not in plan.rail_block:
+            continue
+        host = f"{plan.wires[w].a.v4}/32"
+        for w2, nic2, leaf2 in ports:
+            ns = plan.wires[w2].a.ns
+            if int(f.rail[nic2]) == rail == int(f.rail[leaf2]) and ns != plan.wires[w].a.ns:
+                tables[ns][host] = tuple(sorted({*tables[ns].get(host, ()), (w2, 0)}))
 
 
 def _local_end(plan: Plan, wire: int, element: int) -> int:

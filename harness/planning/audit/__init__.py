@@ -9,12 +9,17 @@
   (:func:`~harness.planning.audit.regular.audit_regular`);
 * :mod:`~harness.planning.audit.faults`: an audit report turned into faults on
   the design, for ``--state DUMP``
-  (:func:`~harness.planning.audit.faults.faults_from_audit`).
+  (:func:`~harness.planning.audit.faults.faults_from_audit`);
+* :mod:`~harness.planning.audit.rewire`: wrong-rail cables moved on the design,
+  as NCCL meets them (its rail's traffic over the spines), and what each costs
+  a job (:func:`~harness.planning.audit.rewire.wrong_rail_effects`).
 
 Modules:
 
 ``diff``     Compare a discovered fabric with its design.
 ``faults``   Audit findings as faults: what a live dump lacks, turned into faults on its design.
+``rewire``   Wrong-rail cables as NCCL meets them: the design re-cabled, and what that costs
+             each job.
 ``regular``  The design-free audit: the regular design a dump was meant to be, and its
              departures.
 ``state``    Audits of the state a change meets: the faults a ``--state`` argument names.

@@ -389,7 +389,8 @@ def audit_regular(fabric: Fabric) -> RegularAudit:
                 "swapped-nics", name[s],
                 f"swapped NICs: {name[a]} (rail {int(f.rail[a])}) is on {name[nic_at[a][0]]} "
                 f"port {nic_at[a][1]} and {name[b]} (rail {int(f.rail[b])}) on "
-                f"{name[nic_at[b][0]]} port {nic_at[b][1]}: each on the other's rail leaf",
+                f"{name[nic_at[b][0]]} port {nic_at[b][1]}: each on the other's rail leaf "
+                "(NCCL still uses each for its own rail: their traffic crosses the spines)",
             ))  # fmt: skip
         else:
             for n in wrong:
@@ -397,7 +398,8 @@ def audit_regular(fabric: Fabric) -> RegularAudit:
                 out.append(Departure(
                     "wrong-rail", name[n],
                     f"wrong rail: {name[n]} (rail {int(f.rail[n])}) is on {name[leaf]} "
-                    f"(rail {int(f.rail[leaf])}) port {nic_at[n][1]}",
+                    f"(rail {int(f.rail[leaf])}) port {nic_at[n][1]} (NCCL still uses it for "
+                    f"rail {int(f.rail[n])}: its traffic crosses the spines, slower, not cut off)",
                 ))  # fmt: skip
         rails_on = {int(f.rail[n]) for n in cabled}
         lacking = [r for r in design.rails if r not in rails_on and (g, r) not in missing_leaf]
