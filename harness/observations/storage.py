@@ -1,5 +1,6 @@
-"""Observations of storage: a server's storage bond bandwidth and the stall and
-background time of a job's checkpoint (``checkpoint:`` in the scenario); predicted only.
+"""Observations of storage: a server's storage bond bandwidth, where its bond's transmit
+hash puts its checkpoint streams, and the stall and background time of a job's checkpoint
+(``checkpoint:`` in the scenario); predicted only.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 
 from harness.errors import ScenarioError
 from harness.fabric.jobs import Job
+from harness.fabric.model import Kind
 from harness.invariants.analysis import Analysis
 from harness.observations.capacity import node_or_min
 from harness.observations.observation import Context
@@ -22,6 +24,39 @@ FAMILY = Family("storage")
 @FAMILY.predicts("storage_gbps", "live storage bond bandwidth of a server (Gb/s)", {"node": str})
 def _storage(a: Analysis, _: Context, args: Mapping[str, Any]) -> Observed:
     return node_or_min(a, args, a.storage_gbps)
+
+
+@FAMILY.predicts(
+    "bond_streams",
+    "checkpoint streams a server's bond hash puts on one storage NIC",
+    {"node": str, "member": str},
+)
+def _bond_streams(a: Analysis, ctx: Context, args: Mapping[str, Any]) -> Observed:
+    if ctx.checkpoint is None:
+        msg = "bond_streams needs `checkpoint: {size_gb: ...}` in the scenario (its streams)"
+        raise ScenarioError(msg)
+    f = a.fabric
+    node, nic = f.index.get(args.get("node") or ""), f.index.get(args.get("member") or "")
+    if node is None or f.kind[node] != int(Kind.NODE):
+        msg = (
+            f"bond_streams needs `node:` naming a server of fabric {f.name!r}, "
+            f"got {args.get('node')!r}"
+        )
+        raise ScenarioError(msg)
+    if nic is None or f.kind[nic] != int(Kind.STORAGE_NIC) or int(f.parent[nic]) != node:
+        msg = (
+            f"bond_streams needs `member:` naming a storage NIC of {f.ids[node]}, "
+            f"got {args.get('member')!r}"
+        )
+        raise ScenarioError(msg)
+    ck = ctx.checkpoint
+    streams = (ck.shards_per_server or max(f.node_spec(node).gpus, 1)) if ck.sharded else 1
+    placed = a.bond_streams(node, streams)
+    spread = ", ".join(f"{f.ids[m].rsplit('/', 1)[-1]}: {n}" for m, n in placed.items())
+    detail = f"{streams} streams, hash {f.node_spec(node).bond_hash}" + (
+        f" ({spread})" if spread else "; no live member"
+    )
+    return Observed(float(placed.get(nic, 0)), detail)
 
 
 def _checkpoint(a: Analysis, ctx: Context, args: Mapping[str, Any], which: int) -> Observed:
