@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.errors import ScenarioError
+from harness.fabric.jobs import CheckpointSpec
 from harness.fabric.jobs import Job
 from harness.fabric.model import Kind
 from harness.invariants.analysis import Analysis
@@ -49,14 +50,31 @@ def _bond_streams(a: Analysis, ctx: Context, args: Mapping[str, Any]) -> Observe
             f"got {args.get('member')!r}"
         )
         raise ScenarioError(msg)
-    ck = ctx.checkpoint
-    streams = (ck.shards_per_server or max(f.node_spec(node).gpus, 1)) if ck.sharded else 1
-    placed = a.bond_streams(node, streams)
+    streams = _streams(a, ctx.checkpoint, node)
+    return Observed(float(a.bond_streams(node, streams).get(nic, 0)), _spread(a, node, streams))
+
+
+def _streams(a: Analysis, ck: CheckpointSpec, server: int) -> int:
+    """How many checkpoint streams a writing server sends."""
+    return (ck.shards_per_server or max(a.fabric.node_spec(server).gpus, 1)) if ck.sharded else 1
+
+
+def _spread(a: Analysis, server: int, streams: int) -> str:
+    """Where a server's bond hash puts its streams: "8 streams, hash layer2 (stor0: 0, ...)"."""
+    f = a.fabric
+    placed = a.bond_streams(server, streams)
     spread = ", ".join(f"{f.ids[m].rsplit('/', 1)[-1]}: {n}" for m, n in placed.items())
-    detail = f"{streams} streams, hash {f.node_spec(node).bond_hash}" + (
+    return f"{streams} streams, hash {f.node_spec(server).bond_hash}" + (
         f" ({spread})" if spread else "; no live member"
     )
-    return Observed(float(placed.get(nic, 0)), detail)
+
+
+def _slowest_writer(a: Analysis, ck: CheckpointSpec, job: Job) -> str:
+    """The server whose bond write ends last, and where its streams are."""
+    writers = list(job.servers) if ck.sharded else list(job.servers[:1])
+    share = ck.size_gb / len(writers)
+    server = max(writers, key=lambda s: a.write_s(s, share, _streams(a, ck, s)))  # first on ties
+    return f"slowest writer {a.fabric.ids[server]}: {_spread(a, server, _streams(a, ck, server))}"
 
 
 def _checkpoint(a: Analysis, ctx: Context, args: Mapping[str, Any], which: int) -> Observed:
@@ -72,12 +90,15 @@ def _checkpoint(a: Analysis, ctx: Context, args: Mapping[str, Any], which: int) 
 
     if args.get("job") is not None:
         job = a.job(args["job"])
-        return Observed(one(job), f"job {job.name}")
+        writer = f"; {_slowest_writer(a, ck, job)}" if which != 1 else ""
+        return Observed(one(job), f"job {job.name}{writer}")
     if not a.jobs:
         msg = "checkpoint observations need jobs: add `jobs:` to the scenario"
         raise ScenarioError(msg)
     value, name = max((one(j), j.name) for j in a.jobs)
     detail = f"slowest: job {name}"
+    if which != 1:  # the write to storage: say where the slowest server's streams went
+        detail += f"; {_slowest_writer(a, ck, a.job(name))}"
     if which == 2 and ck.interval_s is not None and value > ck.interval_s:
         detail += f"; does not fit the {ck.interval_s:g} s checkpoint interval"
     return Observed(value if math.isfinite(value) else float("inf"), detail)

@@ -167,3 +167,12 @@ def test_a_bad_bond_hash_is_a_fabric_design_error_with_the_choices() -> None:
     with pytest.raises(FabricDesignError, match="use one of layer2, layer2\\+3, layer3\\+4"):
         two_tier(sus=1, nodes_per_su=2, spines=1, leaf_radix=8,
                  node_overrides={"bond_hash": "layer34"})  # fmt: skip
+
+
+def test_the_checkpoint_names_its_slowest_writer_and_where_its_streams_went() -> None:
+    a = analyse(small("layer3+4"), "su01/node03/stor1")
+    got = observe("checkpoint_sync_stall_s", a, CTX, {})
+    assert got.value == pytest.approx(4.9 * 8 / 25)  # node03: all 8 streams on stor0
+    assert got.detail == (
+        "slowest: job su01; slowest writer su01/node03: 8 streams, hash layer3+4 (stor0: 8)"
+    )
