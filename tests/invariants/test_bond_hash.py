@@ -176,3 +176,14 @@ def test_the_checkpoint_names_its_slowest_writer_and_where_its_streams_went() ->
     assert got.detail == (
         "slowest: job su01; slowest writer su01/node03: 8 streams, hash layer3+4 (stor0: 8)"
     )
+
+
+def test_three_members_hash_unevenly_and_a_loss_can_speed_a_server_up() -> None:
+    # the generator puts member m on storage switch m % 2, port block m // 2
+    f = two_tier(sus=1, nodes_per_su=4, spines=2, leaf_radix=8,
+                 node_overrides={"bond_hash": "layer3+4", "storage_nics": 3})  # fmt: skip
+    s = f.index["su01/node01"]
+    h, a = analyse(f), analyse(f, "su01/node01/stor0")
+    assert h.storage_gbps(s) == 75.0
+    assert h.write_s(s, 4.9, 8) == pytest.approx(5 * 4.9 / 8 * 8 / 25)  # 5-2-1: 0.98 s
+    assert a.write_s(s, 4.9, 8) == pytest.approx(4 * 4.9 / 8 * 8 / 25)  # 4-4: 0.784 s
