@@ -195,20 +195,24 @@ class _Common:
         cluster = b.add("storage", Kind.STORAGE, ports=0)
         for s in range(1, self.sus + 1):
             nodes = self.counts[s - 1]
-            per_switch = math.ceil(nodes * spec.storage_gbps / STORAGE_UPLINK_GBPS)
+            n_sw = min(2, spec.storage_nics)
+            per_node = math.ceil(spec.storage_nics / n_sw)  # members of a node on one switch
+            per_switch = math.ceil(nodes * per_node * spec.storage_gbps / STORAGE_UPLINK_GBPS)
             switches = [
                 b.add(
                     f"{self.su_id(s)}/storage-sw{m + 1}",
                     Kind.STORAGE_SWITCH,
                     su=s,
-                    ports=nodes + per_switch,
+                    ports=nodes * per_node + per_switch,
                 )
-                for m in range(min(2, spec.storage_nics))
+                for m in range(n_sw)
             ]
             for n in range(1, nodes + 1):
-                for m, sn in enumerate(self.stor[s, n]):
-                    b.link(sn, switches[m % len(switches)], LinkKind.STORAGE, spec.storage_gbps,
-                           a_port=1, b_port=n)  # fmt: skip
+                for m, sn in enumerate(
+                    self.stor[s, n]
+                ):  # member m: switch m % 2, port block m // 2
+                    b.link(sn, switches[m % n_sw], LinkKind.STORAGE, spec.storage_gbps,
+                           a_port=1, b_port=n + nodes * (m // n_sw))  # fmt: skip
             for sw in switches:
                 for _ in range(per_switch):
                     b.link(sw, cluster, LinkKind.STORAGE, STORAGE_UPLINK_GBPS)

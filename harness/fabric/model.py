@@ -31,6 +31,7 @@ from dataclasses import field
 from functools import cached_property
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -98,6 +99,12 @@ CABLE_KINDS = frozenset(k for k in LinkKind if k.is_cable)
 COMPUTE_CABLE_KINDS = frozenset({LinkKind.ACCESS, LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE})
 
 
+BOND_HASHES: Final = ("layer2", "layer2+3", "layer3+4")
+"""Storage bond ``xmit_hash_policy`` values the model computes (invariants.bond_hash)."""
+DEFAULT_BOND_HASH: Final = "layer2"
+"""Linux bonding's ``xmit_hash_policy`` default (bonding.rst: "The default value is layer2")."""
+
+
 @dataclass(frozen=True, slots=True)
 class NodeSpec:
     """The numbers that describe one server, as the invariants need them.
@@ -119,6 +126,7 @@ class NodeSpec:
     storage_gbps: float
     host_memory_gbs: float  # GPU -> host copy ceiling of the whole node
     nic_lag: bool = False  # NIC ports bonded in hardware (HPN dual-ToR): a port loss is absorbed
+    bond_hash: str = DEFAULT_BOND_HASH  # storage bond xmit_hash_policy: see invariants.bond_hash
 
     @property
     def nvlink_gbs_per_gpu(self) -> float:

@@ -22,6 +22,7 @@ from typing import Any
 
 from harness.errors import FabricDesignError
 from harness.fabric.limits import NODE_FIELDS
+from harness.fabric.model import BOND_HASHES
 from harness.fabric.model import NodeSpec
 from harness.inputs.values import bool_problem
 from harness.inputs.values import number_problem
@@ -67,7 +68,7 @@ class NodeTemplate:
         s = self.spec
         problems = [
             p
-            for key in (*NODE_FIELDS, "model", "nic_lag")
+            for key in (*NODE_FIELDS, "model", "nic_lag", "bond_hash")
             for p in field_problems(key, self.cpus if key == "cpus" else getattr(s, key))
         ]
         if problems:  # the relations below assume sane numbers
@@ -129,6 +130,10 @@ def field_problems(key: str, value: object) -> list[str]:
     if key == "nic_lag":
         problem = bool_problem(value, what)
         return [problem] if problem else []
+    if key == "bond_hash":
+        if value in BOND_HASHES:
+            return []
+        return [f"{what} is {value!r}; use one of {', '.join(BOND_HASHES)} (xmit_hash_policy)"]
     rule = NODE_FIELDS.get(key)
     if rule is None:
         return []

@@ -18,6 +18,7 @@ from harness.fabric.explicit_file import LINK_KINDS
 from harness.fabric.explicit_file import NODE_OVERRIDE_FIELDS
 from harness.fabric.explicit_file import SWITCH_KINDS
 from harness.fabric.generators import GENERATORS
+from harness.fabric.model import BOND_HASHES
 from harness.fabric.model import Fabric
 from harness.fabric.nodes import NODE_TEMPLATES
 from harness.fabric.params import generator_function
@@ -174,7 +175,10 @@ def fabric_schema() -> Schema:
             "type": "object",
             "description": "NodeSpec fields to change (and cpus).",
             "additionalProperties": False,
-            "properties": {k: type_schema(t) for k, t in NODE_OVERRIDE_FIELDS.items()},
+            "properties": {
+                k: {"enum": list(BOND_HASHES)} if k == "bond_hash" else type_schema(t)
+                for k, t in NODE_OVERRIDE_FIELDS.items()
+            },
         },
     }
     switch_props: Schema = {

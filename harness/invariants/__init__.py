@@ -10,12 +10,15 @@ engine calls the functions directly.
 * :mod:`~harness.invariants.verdicts`: which jobs survive, and why not;
 * :mod:`~harness.invariants.capacity`: NIC/NVLink rates, uplinks, bisection;
 * :mod:`~harness.invariants.bandwidth`: ring flows and bus bandwidth;
-* :mod:`~harness.invariants.storage`: storage bonds and checkpoints.
+* :mod:`~harness.invariants.storage`: storage bonds and checkpoints;
+* :mod:`~harness.invariants.bond_hash`: the bond's transmit hash (Linux's).
 
 Modules:
 
 ``analysis``      Invariants and measures of a fabric under faults: the cached facade.
 ``bandwidth``     Bus bandwidth of the jobs over the live fabric (pure).
+``bond_hash``     The storage bond's transmit hash, as the Linux bonding driver computes it
+                  (pure).
 ``capacity``      What the live hardware can carry: NIC and NVLink rates, leaf and pod uplinks,
                   bisection (pure).
 ``collectives``   Collectives as flows between ranks: NCCL's ring, double binary tree and all-

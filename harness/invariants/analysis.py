@@ -42,6 +42,7 @@ from harness.fabric.model import Kind
 from harness.fabric.routing import DEFAULT_FORWARDING
 from harness.fabric.routing import Forwarding
 from harness.invariants import bandwidth
+from harness.invariants import bond_hash
 from harness.invariants import capacity
 from harness.invariants import connectivity
 from harness.invariants import paths
@@ -471,6 +472,31 @@ class Analysis:
             return shards_per_server or max(f.node_spec(server).gpus, 1)
 
         return storage.checkpoint(
-            job, size_gb, self.bond_members, self.host_copy_gbs, sharded=sharded,
+            job, size_gb, self.write_s, self.host_copy_gbs, sharded=sharded,
             shards_per_server=shards,
+        )  # fmt: skip
+
+    @cached_property
+    def bond_ranks(self) -> dict[int, int]:
+        """Each bonded server's rank (sets its bond addresses, as netns numbers them)."""
+        return storage.bond_ranks(self.fabric)
+
+    def bond_streams(self, server: int, streams: int) -> dict[int, int]:
+        """How many of a server's ``streams`` its bond's hash puts on each live storage NIC."""
+        nics = storage.live_member_nics(self.fabric, self.obs).get(server, [])
+        if not self.up[server] or not nics:
+            return {}
+        policy = self.fabric.node_spec(server).bond_hash
+        placed = bond_hash.placement(policy, self.bond_ranks.get(server, 0), streams, len(nics))
+        return {nic: placed.count(k) for k, nic in enumerate(nics)}
+
+    def write_s(self, server: int, size_gb: float, streams: int) -> float:
+        """Seconds a server takes to write ``size_gb`` as ``streams`` streams over its bond,
+        each on the member its bond's transmit hash picks (inf when nothing is live)."""
+        members = self.bond_members(server)
+        if not members:
+            return float("inf") if size_gb > 0 else 0.0
+        return storage.server_write_s(
+            self.fabric.node_spec(server).bond_hash, self.bond_ranks.get(server, 0), size_gb,
+            streams, members,
         )  # fmt: skip

@@ -60,6 +60,7 @@ VALUE_RANGES: dict[str, tuple[float, float]] = {
     "jobs_survived": _COUNT,
     "jobs_unplaceable": _COUNT,
     "elements_down": _COUNT,
+    "bond_streams": _COUNT,
     "job_busbw_gbs": _AMOUNT,
     "bisection_gbps": _AMOUNT,
     "nvlink_gbs_per_gpu": _AMOUNT,

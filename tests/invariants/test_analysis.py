@@ -377,13 +377,21 @@ def test_a_leaf_without_uplinks_loses_a_cross_su_job() -> None:
 # -- checkpoints (seed: storage bond, two-phase save) ----------------------------------------------
 
 
+@functools.cache
+def seed_l34() -> Fabric:
+    """seed-a800 with a layer 3+4 storage bond hash (the preset keeps Linux's layer2)."""
+    return two_tier(sus=10, nodes_per_su=20, node="a800", spines=20, cables_per_pair=1,
+                    leaf_radix=40, node_overrides={"bond_hash": "layer3+4"})  # fmt: skip
+
+
 def test_checkpoint_stall_doubles_with_a_bond_member_down() -> None:
     ctx = Context(CheckpointSpec(size_gb=98.0, sharded=True))  # 7B params x 14 bytes
-    f = fabric("seed-a800")
+    f = seed_l34()
     h = analyse(f)
     a = analyse(f, {"bond-member": "su01/node01/stor0"})
     base = value(h, "checkpoint_sync_stall_s", ctx, job="su01")
-    # each node writes its 4.9 GB shard as 8 streams (one per GPU), 4 per 25 Gb/s member
+    # each node writes its 4.9 GB shard as 8 streams (one per GPU); layer3+4 hashes
+    # them 4 per 25 Gb/s member (tests/invariants/test_bond_hash.py)
     assert base == pytest.approx(98 / 20 * 8 / 50)
     assert value(a, "checkpoint_sync_stall_s", ctx, job="su01") == pytest.approx(2 * base)
     assert value(a, "checkpoint_sync_stall_s", ctx, job="su02") == pytest.approx(base)
@@ -403,14 +411,27 @@ def test_unsharded_checkpoint_is_one_stream_on_one_bond_member() -> None:
     assert value(h, "storage_gbps", node="su01/node01") == 50.0  # the bond is still 50
 
 
-def test_a_checkpoint_writes_one_stream_per_shard() -> None:
+def test_a_layer2_bond_gains_nothing_from_its_second_member() -> None:
+    # seed-a800 keeps Linux's default hash, layer2: all 8 streams of a server go to one
+    # storage target (one MAC pair), so on one member, healthy or not
+    ctx = Context(CheckpointSpec(size_gb=98.0, sharded=True))
     f = fabric("seed-a800")
-    h = analyse(f)
+    h, a = analyse(f), analyse(f, {"bond-member": "su01/node01/stor0"})
+    assert value(h, "checkpoint_sync_stall_s", ctx, job="su01") == pytest.approx(4.9 * 8 / 25)
+    assert value(a, "checkpoint_sync_stall_s", ctx, job="su01") == pytest.approx(4.9 * 8 / 25)
+    assert value(h, "storage_gbps", node="su01/node01") == 50.0  # the bond is still 50
+
+
+def test_a_checkpoint_writes_one_stream_per_shard() -> None:
+    h = analyse(seed_l34())
     one = Context(CheckpointSpec(size_gb=98.0, shards_per_server=1))
     three = Context(CheckpointSpec(size_gb=98.0, shards_per_server=3))
     assert value(h, "checkpoint_sync_stall_s", one) == pytest.approx(4.9 * 8 / 25)
-    # 3 streams over 2 members: 2 on one, so 2/3 of the shard at 25 Gb/s
+    # 3 streams over 2 members: layer3+4 puts 2 on one, so 2/3 of the shard at 25 Gb/s
     assert value(h, "checkpoint_sync_stall_s", three) == pytest.approx(4.9 * 2 / 3 * 8 / 25)
+    # layer2 (seed-a800's default) puts all 3 on one member: the whole shard at 25 Gb/s
+    l2 = analyse(fabric("seed-a800"))
+    assert value(l2, "checkpoint_sync_stall_s", three) == pytest.approx(4.9 * 8 / 25)
 
 
 def test_checkpoint_observations_need_a_checkpoint() -> None:

@@ -16,6 +16,7 @@ import socket
 import struct
 from collections.abc import Iterator
 from typing import Any
+from typing import Final
 
 from pyroute2.netlink import NLM_F_ACK
 from pyroute2.netlink import NLM_F_CREATE
@@ -40,6 +41,7 @@ from pyroute2.netlink.rtnl.rtmsg import rtmsg
 from pyroute2.netlink.rtnl.tcmsg import tcmsg
 
 from harness.errors import BackendError
+from harness.fabric.model import DEFAULT_BOND_HASH
 
 NETLINK_ROUTE = 0
 SOL_NETLINK = 270
@@ -48,6 +50,8 @@ SO_RCVBUFFORCE = 33
 SO_SNDBUFFORCE = 32
 CHUNK_BYTES = 60_000  # one datagram; acknowledgements of a chunk fit the receive buffer
 IFF_UP = 1
+# include/uapi/linux/if_bonding.h: BOND_XMIT_POLICY_LAYER2 0, _LAYER34 1, _LAYER23 2.
+XMIT_HASH_POLICY: Final = {"layer2": 0, "layer3+4": 1, "layer2+3": 2}
 # Every emulated link and bond carries jumbo frames, as a training fabric's do (RoCE
 # switches run MTU 9000 for RoCE's 4096-byte payloads; InfiniBand's MTU is 4096).  A
 # healthy ring's flows (8 servers, 32 streams a flow) got 0.90-0.93 of line rate at
@@ -141,8 +145,10 @@ class Batch:
         ]
         self.add(m, RTM_NEWLINK, CREATE, what)
 
-    def bond(self, ifindex: int, name: str, what: str) -> None:
-        """Queue an LACP bond (802.3ad, fast rate, layer 3+4 hash)."""
+    def bond(self, ifindex: int, name: str, what: str, xmit_hash: str = DEFAULT_BOND_HASH) -> None:
+        """Queue an LACP bond (802.3ad, fast rate) hashing by ``xmit_hash`` (the node's
+        ``bond_hash``: layer2, layer2+3 or layer3+4; the model computes the same hash in
+        :mod:`harness.invariants.bond_hash`).  Needs ``CONFIG_BONDING``: see docs/netns.md."""
         m = ifinfmsg()
         m["index"] = ifindex
         data = {
@@ -150,7 +156,7 @@ class Batch:
                 ["IFLA_BOND_MODE", 4],
                 ["IFLA_BOND_MIIMON", 100],
                 ["IFLA_BOND_AD_LACP_RATE", 1],
-                ["IFLA_BOND_XMIT_HASH_POLICY", 1],
+                ["IFLA_BOND_XMIT_HASH_POLICY", XMIT_HASH_POLICY[xmit_hash]],
             ]
         }
         m["attrs"] = [
