@@ -21,8 +21,8 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.invariants.collectives import COLLECTIVE_ORDER
-from harness.invariants.forwarding import PATH_RESOURCES
 from harness.planning.sweep.flows import member
+from harness.planning.sweep.flows import repath
 
 if TYPE_CHECKING:
     from harness.planning.sweep.flows import FlowDelta
@@ -83,38 +83,7 @@ def _repath(
     """New paths of the moved flows ``flow``, as ``FlowDelta._repath`` picks them on each
     case's fabric: the base's live uplinks less those the case takes (``gone_up``, per row
     and uplink), and down cables less the row's ``gone_down``."""
-    net = engine.net
-    f = net.fabric
-    fl = engine.fl
-    out = np.full((flow.size, PATH_RESOURCES), -1, dtype=np.int64)
-    la, lb = fl.leaf_a[flow], fl.leaf_b[flow]
-    urow, utab = engine._uplink_table
-    cand = utab[np.maximum(urow[la], 0)]
-    cand[urow[la] < 0] = -1
-    safe = np.maximum(cand, 0)
-    spine = f.link_b[safe]
-    s_row, l_col, reaches = net.spine_reaches
-    srow, lcol, dtab = engine._down_table
-    valid = (cand >= 0) & (net.cap[safe] > 0) & net.up[spine]
-    valid &= reaches[s_row[spine], l_col[lb][:, None]]
-    if gone_up is not None:
-        valid &= ~gone_up
-    count = valid.sum(axis=1)
-    ok = count > 0
-    out[~ok, 0] = -2
-    pick = d.key_up[flow][ok] % count[ok]
-    idx = np.argmax(np.cumsum(valid[ok], axis=1) > pick[:, None], axis=1)
-    up = cand[ok][np.arange(idx.size), idx]
-    out[ok, 0] = 2 * up
-    downs = dtab[srow[f.link_b[up]], lcol[lb[ok]]]
-    dvalid = (downs >= 0) & (net.cap[np.maximum(downs, 0)] > 0)
-    if gone_down is not None:
-        dvalid &= downs != gone_down[ok][:, None]
-    dcount = dvalid.sum(axis=1)
-    dpick = d.key_down[flow][ok] % np.maximum(dcount, 1)
-    didx = np.argmax(np.cumsum(dvalid, axis=1) > dpick[:, None], axis=1)
-    out[ok, 1] = 2 * downs[np.arange(didx.size), didx] + 1
-    return out
+    return repath(engine, d, engine.net, flow, gone_up=gone_up, gone_down=gone_down)
 
 
 def _cut_paths(

@@ -430,36 +430,55 @@ class FlowDelta:
         return best
 
     def _repath(self, d: _Draw, net: Network, rows: IntArray) -> IntArray:
-        """The paths of cross-leaf flows ``rows`` on the case's fabric (two tiers), as
-        :func:`~harness.invariants.forwarding.flow_paths` picks them: d-mod-k (static) or
-        hashed (ecmp) over the live uplinks to a live spine that reaches the destination leaf,
-        then down over that spine's live cables to it."""
-        f = net.fabric
-        fl = self.fl
-        out = np.full((rows.size, PATH_RESOURCES), -1, dtype=np.int64)
-        if not rows.size:
-            return out
-        la, lb = fl.leaf_a[rows], fl.leaf_b[rows]
-        urow, utab = self._uplink_table
-        cand = utab[np.maximum(urow[la], 0)]
-        cand[urow[la] < 0] = -1
-        safe = np.maximum(cand, 0)
-        spine = f.link_b[safe]
-        srow, lcol, dtab = self._down_table
-        s_row, l_col, reaches = net.spine_reaches
-        valid = (cand >= 0) & (net.cap[safe] > 0) & net.up[spine]
-        valid &= reaches[s_row[spine], l_col[lb][:, None]]  # as flow_paths indexes it
-        count = valid.sum(axis=1)
-        ok = count > 0
-        out[~ok, 0] = -2
-        pick = d.key_up[rows][ok] % count[ok]
-        idx = np.argmax(np.cumsum(valid[ok], axis=1) > pick[:, None], axis=1)
-        up = cand[ok][np.arange(idx.size), idx]
-        out[ok, 0] = 2 * up
-        downs = dtab[srow[f.link_b[up]], lcol[lb[ok]]]
-        dvalid = (downs >= 0) & (net.cap[np.maximum(downs, 0)] > 0)
-        dcount = dvalid.sum(axis=1)
-        dpick = d.key_down[rows][ok] % np.maximum(dcount, 1)
-        didx = np.argmax(np.cumsum(dvalid, axis=1) > dpick[:, None], axis=1)
-        out[ok, 1] = 2 * downs[np.arange(didx.size), didx] + 1
+        """The paths of cross-leaf flows ``rows`` on the case's fabric (:func:`repath`)."""
+        return repath(self, d, net, rows)
+
+
+def repath(
+    engine: FlowDelta,
+    d: _Draw,
+    net: Network,
+    rows: IntArray,
+    *,
+    gone_up: npt.NDArray[np.bool_] | None = None,
+    gone_down: IntArray | None = None,
+) -> IntArray:
+    """The paths of cross-leaf flows ``rows`` on ``net`` (two tiers), as
+    :func:`~harness.invariants.forwarding.flow_paths` picks them: d-mod-k (static) or hashed
+    (ecmp) over the live uplinks to a live spine that reaches the destination leaf, then down
+    over that spine's live cables to it.  ``gone_up`` (per row and uplink) and ``gone_down``
+    (per row) take cables away from ``net`` for each row (the batched cuts of
+    :mod:`.flow_cuts`, all on the base's network)."""
+    f = net.fabric
+    fl = engine.fl
+    out = np.full((rows.size, PATH_RESOURCES), -1, dtype=np.int64)
+    if not rows.size:
         return out
+    la, lb = fl.leaf_a[rows], fl.leaf_b[rows]
+    urow, utab = engine._uplink_table
+    cand = utab[np.maximum(urow[la], 0)]
+    cand[urow[la] < 0] = -1
+    safe = np.maximum(cand, 0)
+    spine = f.link_b[safe]
+    srow, lcol, dtab = engine._down_table
+    s_row, l_col, reaches = net.spine_reaches
+    valid = (cand >= 0) & (net.cap[safe] > 0) & net.up[spine]
+    valid &= reaches[s_row[spine], l_col[lb][:, None]]  # as flow_paths indexes it
+    if gone_up is not None:
+        valid &= ~gone_up
+    count = valid.sum(axis=1)
+    ok = count > 0
+    out[~ok, 0] = -2
+    pick = d.key_up[rows][ok] % count[ok]
+    idx = np.argmax(np.cumsum(valid[ok], axis=1) > pick[:, None], axis=1)
+    up = cand[ok][np.arange(idx.size), idx]
+    out[ok, 0] = 2 * up
+    downs = dtab[srow[f.link_b[up]], lcol[lb[ok]]]
+    dvalid = (downs >= 0) & (net.cap[np.maximum(downs, 0)] > 0)
+    if gone_down is not None:
+        dvalid &= downs != gone_down[ok][:, None]
+    dcount = dvalid.sum(axis=1)
+    dpick = d.key_down[rows][ok] % np.maximum(dcount, 1)
+    didx = np.argmax(np.cumsum(dvalid, axis=1) > dpick[:, None], axis=1)
+    out[ok, 1] = 2 * downs[np.arange(didx.size), didx] + 1
+    return out
