@@ -109,11 +109,24 @@ def gpu_pair(fabric: Fabric) -> list[str]:
     return [fabric.ids[int(fabric.parts_of(s, Kind.GPU)[0])] for s in (first, last)]
 
 
+def bond_member(fabric: Fabric) -> tuple[str, str] | None:
+    """The first server with a storage bond, and its first member (None: no storage NICs)."""
+    for s in fabric.servers.tolist():
+        nics = fabric.parts_of(int(s), Kind.STORAGE_NIC)
+        if len(nics):
+            return fabric.ids[int(s)], fabric.ids[int(nics[0])]
+    return None
+
+
 def observation_args(
-    d: ObservationDef, pair: Sequence[str], link: str = ""
+    d: ObservationDef, pair: Sequence[str], link: str = "", bond: tuple[str, str] | None = None
 ) -> list[dict[str, Any]]:
     """The argument sets one observation is computed with (empty: it does not apply)."""
     base: dict[str, Any] = {}
+    if "member" in d.args:
+        if bond is None:
+            return []  # no storage bond to look at
+        base["node"], base["member"] = bond
     if "between" in d.args:
         base["between"] = list(pair)
     if "link" in d.args and link:
@@ -136,7 +149,7 @@ def check_analysis(a: Analysis, ctx: Context | None = None) -> dict[str, Any]:
     link = a.fabric.link_ids[int(a.fabric.links_of_kind(LinkKind.LEAF_SPINE)[0])]
     out: dict[str, Any] = {}
     for name, d in OBSERVATIONS.items():
-        for args in observation_args(d, pair, link):
+        for args in observation_args(d, pair, link, bond_member(a.fabric)):
             key = name + ("[pxn]" if args.get("pxn") else "")
             try:
                 out[key] = observe(name, a, ctx, args).value

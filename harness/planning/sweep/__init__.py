@@ -9,6 +9,10 @@ Modules:
                       state, fast.
 ``exact``             The exact path of a sweep: a case evaluated by the full analysis of its
                       fault state.
+``flow_cuts``         Every leaf-spine cable cut at once (numpy): the flows each cut moves,
+                      re-placed and re-summed together.
+``flows``             The flow engine of a sweep: the base's flows placed once, and per case only
+                      the flows it moves re-placed (:class:`FlowDelta`).
 ``kernels_cables``    Bulk kernel of switch-to-switch cable cuts: every such single case at
                       once, with numpy.
 ``kernels_nics``      Bulk kernels of NIC cuts and leaf cases: whole single-port NICs cut on
