@@ -15,7 +15,6 @@ from harness.backends.netns.spawn import Launch
 from harness.backends.netns.spawn import spawn_held_many
 from harness.backends.processes import Tracked
 from harness.backends.processes import check_tracked
-from harness.backends.processes import process_cmdline
 from harness.backends.processes import tracked
 
 
@@ -31,8 +30,9 @@ def test_a_group_is_recorded_in_one_write_while_every_launcher_is_held(tmp_path:
     writes: list[int] = []
 
     def record(pids: list[int]) -> None:
-        # every launcher is still held: the launcher's command line, nothing run yet
-        assert all(process_cmdline(p)[3].endswith("spawn.py") for p in pids)  # type: ignore[index]
+        # every launcher is still held: the launcher's command line, nothing run yet (read as
+        # tracked() reads it: /proc/PID/cmdline is empty until the kernel has set the arguments)
+        assert all(tracked(p, "held")["cmdline"][3].endswith("spawn.py") for p in pids)
         assert all(x.out.read_bytes() == b"" for x in launches)
         writes.append(len(pids))
         led.record_many([
