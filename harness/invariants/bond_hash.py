@@ -105,9 +105,15 @@ def mac_of(v4: int) -> bytes:
     return b"\x02\x00" + v4.to_bytes(4, "big")
 
 
+def bond_v4(rank: int) -> tuple[int, int]:
+    """The ``rank``-th bonded server's bond address and its storage side's (the netns plan
+    gives its bonds these: one statement, so the model hashes what the emulation sends)."""
+    return BOND_V4_BASE + 2 * rank + 1, BOND_V4_BASE + 2 * rank
+
+
 def server_streams(rank: int, flows: int) -> list[Stream]:
     """The ``flows`` streams the ``rank``-th bonded server writes to its storage side."""
-    src, dst = BOND_V4_BASE + 2 * rank + 1, BOND_V4_BASE + 2 * rank
+    src, dst = bond_v4(rank)
     return [
         Stream(mac_of(src), mac_of(dst), src, dst, CPORT_BASE + k, SERVER_PORT_BASE + k)
         for k in range(flows)

@@ -44,6 +44,7 @@ from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.invariants.bond_hash import bond_v4
 
 DEFAULT_SCALE = 1e-3
 MAX_NAMESPACES = 2_000  # 195 KB of kernel memory each; beyond this use the model backend
@@ -285,9 +286,8 @@ class Plan:
             )
             self._add_wire(link, a, b)
             members.setdefault(server, []).append(w)
-        host = int(ipaddress.IPv4Address("10.192.0.0"))
         for i, (server, wires) in enumerate(sorted(members.items())):
-            v4s, v4w = _v4(host, 2 * i + 1), _v4(host, 2 * i)
+            v4s, v4w = (str(ipaddress.IPv4Address(v4)) for v4 in bond_v4(i))
             self.bonds.append(
                 Bond(
                     server,
