@@ -113,11 +113,11 @@ def forwarding_of(args: argparse.Namespace) -> Forwarding:
     """``--forwarding``, else what the fabric file's ``routing:`` gives, else the default."""
     if args.forwarding is not None:
         return cast("Forwarding", args.forwarding)
-    routing = _file_routing(args.fabric)
+    routing = file_routing(args.fabric)
     return routing.forwarding_model if routing is not None else DEFAULT_FORWARDING
 
 
-def _file_routing(fabric: str) -> Routing | None:
+def file_routing(fabric: str) -> Routing | None:
     """The ``routing:`` of the fabric file FABRIC names; None when it names a preset."""
     from harness.fabric.fabric_file import fabric_file_routing
 
@@ -148,7 +148,7 @@ def _reroute_arg(value: str) -> float:
 
 def cli_routing(args: argparse.Namespace) -> Routing:
     """The fabric file's ``routing:`` (else the defaults) with ``--forwarding``/``--reroute``."""
-    routing = _file_routing(args.fabric)
+    routing = file_routing(args.fabric)
     if routing is None:
         routing = DEFAULT
     if args.forwarding is not None:

@@ -7,15 +7,15 @@ import argparse
 
 from harness.cli.common import EXIT_ENVIRONMENT
 from harness.cli.common import EXIT_OK
+from harness.cli.common import file_routing
 from harness.cli.common import print_error
 from harness.cli.common import routing_arg
 from harness.errors import ScenarioError
-from harness.fabric.resolve import fabric_ref_for
 from harness.fabric.resolve import resolve_fabric
+from harness.fabric.routing import DEFAULT
 from harness.fabric.routing import Routing
 from harness.fabric.routing import RoutingOverride
 from harness.fabric.routing import parse_bfd
-from harness.fabric.routing import resolve
 
 
 def _bfd_arg(value: str) -> str:
@@ -53,12 +53,8 @@ def emulate_routing(fabric: str, control: str | None, bfd: str | None) -> Routin
     >>> r.control, r.bfd
     ('bgp', '300ms')
     """
-    from harness.fabric.fabric_file import fabric_file_routing
-
-    path = fabric_ref_for(fabric).file
-    from_file = fabric_file_routing(path) if path is not None and path.is_file() else None
     flags = tuple((k, v) for k, v in (("control", control), ("bfd", bfd)) if v is not None)
-    return resolve(from_file, RoutingOverride(flags))
+    return (file_routing(fabric) or DEFAULT).merged(RoutingOverride(flags))
 
 
 def cmd_emulate(args: argparse.Namespace) -> int:
