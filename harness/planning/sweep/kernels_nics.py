@@ -3,7 +3,8 @@
 A NIC (or its access cable) cut, or a leaf that splits nothing dying with the
 NICs behind it: the GPU pairs follow in closed form from how many GPUs of each
 touched server lose their path, the jobs lost are the touched servers'
-multi-server jobs.
+multi-server jobs, and the survivors keep the base's bandwidth unless the cut
+NICs' flows shared a full link with theirs (:func:`survivors`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,23 @@ from harness.planning.sweep.records import relabel
 
 if TYPE_CHECKING:
     from harness.planning.sweep.evaluator import CaseEvaluator
+
+
+def survivors(
+    ev: CaseEvaluator, failure: Failure, nics: Sequence[int], lost: Sequence[str], bw_min: float
+) -> tuple[float, str]:
+    """The surviving jobs' least bus bandwidth ratio (and its job) when ``failure`` cuts
+    ``nics`` and loses the jobs ``lost``.
+
+    The base's figures with the lost jobs left out, unless the cut NICs' flows
+    shared a full resource with other flows (:attr:`~.local.LocalPath._tight_nics`):
+    then the others speed up and the case is computed from the flows it moves.
+    """
+    if not lost:
+        return bw_min, ev._base_slowest
+    if ev._tight_nics[list(nics)].any():
+        return ev.case_busbw_without((failure,), lost)
+    return ev._busbw_without(lost)
 
 
 def bulk_nics(
@@ -79,7 +97,7 @@ def bulk_one_nic(
         reasons = why.get(x, ())
         if lost and not reasons:
             reasons = why[x] = tuple(f"{j}: {ids[x]} cut off" for j in lost[:6])
-        bw, slowest = ev._busbw_without(lost) if lost else (bw_min, ev._base_slowest)
+        bw, slowest = survivors(ev, singles[p], (x,), lost, bw_min)
         out[p] = CaseResult((singles[p],), pp, pd, lost, up_min, bw, storage, False, None,
                             reasons, slowest)  # fmt: skip
 
@@ -134,7 +152,7 @@ def bulk_nic_sets(
         inter_p2 = inter_p - fe(ep_base) + fe(ep_new) + delta_p
         ratio = up_min if dead_leaf < 0 else ev._uplink_ratio_without(dead_leaf)
         names = tuple(sorted(lost))
-        bw, slowest = ev._busbw_without(names) if lost else (bw_min, ev._base_slowest)
+        bw, slowest = survivors(ev, singles[p], nics, names, bw_min)
         out[p] = seen[nics, dead_leaf] = CaseResult(
             (singles[p],), intra_p + inter_p2, intra_d + inter_d2, names,
             ratio, bw, storage, False, None, tuple(reasons[:6]), slowest,

@@ -273,6 +273,26 @@ class LocalPath(GpuPairs):
         return self._min_busbw(np.where(base > 0, got, 0.0))
 
     @cached_property
+    def _tight_nics(self) -> npt.NDArray[np.bool_]:
+        """Per element: whether base flows from or to it (a NIC) cross a link direction or pool
+        that is full in some routing draw (an ECMP collision, a degraded uplink).
+
+        Cutting such a NIC takes its flows off that resource and speeds up the other
+        jobs' flows there, so a case that cuts it cannot take the survivors' bandwidth
+        from the base (:func:`.kernels_nics.survivors`); on resources with room to
+        spare taking flows off leaves every share at exactly 1.
+        """
+        out = np.zeros(self.fabric.n_elements, dtype=np.bool_)
+        if not (self.jobs and self._flows.any()):
+            return out
+        d = self._flow_delta
+        for draw in d.draws:
+            on = np.isin(draw.paths, draw.res_ids[~draw.slack]).any(axis=1)
+            out[d.fl.src[on]] = True
+            out[d.fl.dst[on]] = True
+        return out
+
+    @cached_property
     def _flow_delta(self) -> FlowDelta:
         """The base's flows placed once, for the cases that move flows (:mod:`.flows`)."""
         return FlowDelta(self.base.network, self.jobs, self.forwarding)
