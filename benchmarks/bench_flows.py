@@ -49,6 +49,7 @@ from harness.fabric import preset
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
 from harness.fabric.routing import Forwarding
+from harness.fabric.routing import Routing
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.faults.state_file import load_jobs
@@ -100,7 +101,7 @@ def compare(
     jobs = resolve_jobs(load_jobs(str(jobs_file)), fabric)
     singles = single_failures(fabric, DEFAULT_MARGIN_CATEGORIES)
     start = time.process_time()  # CPU: the machine is shared, wall time is what others leave
-    ev = CaseEvaluator(fabric, jobs, state, forwarding=forwarding)
+    ev = CaseEvaluator(fabric, jobs, state, routing=Routing.stating(forwarding=forwarding))
     fast = ev.evaluate_singles(singles)
     fast_s = time.process_time() - start
     picked = random.Random(seed).sample(range(len(singles)), min(sample, len(singles)))

@@ -46,6 +46,7 @@ from harness.backends.netns.probe import sample_pairs
 from harness.fabric import preset
 from harness.fabric.generators import two_tier
 from harness.fabric.model import Fabric
+from harness.fabric.routing import Routing
 from harness.faults.fault import Fault
 
 PEER = Path(__file__).with_name("mininet_peer.py")
@@ -141,7 +142,7 @@ def bgp_rows(f: Fabric, rows: list[tuple[str, str]], label: str, bfds: tuple[str
         emu.down()
     rows.append((f"{label} sm: spine kill re-sweep", f"{sm_kill:.2f} s"))
     for bfd in bfds:
-        emu = Emulation(f, control="bgp", bfd=bfd)
+        emu = Emulation(f, routing=Routing.stating(control="bgp", bfd=bfd))
         t = time.perf_counter()
         emu.up()
         up = time.perf_counter() - t

@@ -87,7 +87,7 @@ class ModelBackend(Closes):
         if self._analysis is None or self._analysis[0] is not state:
             self._analysis = (state, Analysis(
                 state.fabric, self.observe(), self._jobs,
-                forwarding=self._routing.forwarding_model, paths=self._routing.paths,
+                routing=self._routing,
             ))  # fmt: skip
         return self._analysis[1]
 

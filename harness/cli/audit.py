@@ -13,6 +13,7 @@ from harness.cli.common import EXIT_FAILED
 from harness.cli.common import EXIT_OK
 from harness.cli.common import add_jobs
 from harness.cli.common import add_report
+from harness.cli.common import file_override
 from harness.cli.common import jobs_of
 from harness.cli.common import progress_bar
 from harness.cli.common import stdout_console
@@ -21,6 +22,7 @@ from harness.errors import BackendError
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.resolve import fabric_ref_for
 from harness.fabric.resolve import resolve_fabric
+from harness.fabric.routing import resolve
 from harness.planning.audit.faults import faults_from_audit
 from harness.planning.audit.rewire import rewired
 from harness.planning.audit.rewire import wrong_rail_effects
@@ -83,9 +85,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
     # NCCL uses a wrong-rail NIC for its own rail, over the spines: the live state is the
     # design with those cables moved, and what that alone costs each job is said first
     live_design = rewired(design, audit.wrong_rail)
-    effects = wrong_rail_effects(design, live_design, jobs, audit.wrong_rail)
+    routing = resolve(file_override(args.design))  # the design file's routing: judges both
+    effects = wrong_rail_effects(design, live_design, jobs, audit.wrong_rail, routing)
     with progress_bar("N+1 margin of the live state", "case") as progress:
-        report = assess(live_design, jobs, faults, parse_budget(args.budget), progress=progress)
+        report = assess(live_design, jobs, faults, parse_budget(args.budget), progress=progress,
+                        routing=routing)  # fmt: skip
     if args.json:
         doc = {
             "dump": str(args.dump),

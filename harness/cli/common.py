@@ -5,11 +5,9 @@ progress output, the ``--report`` argument, and routing from the command line
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 from pathlib import Path
-from typing import cast
 
 from rich.console import Console
 
@@ -17,13 +15,11 @@ from harness.errors import ScenarioError
 from harness.fabric.jobs import JobSpec
 from harness.fabric.model import Fabric
 from harness.fabric.resolve import fabric_ref_for
-from harness.fabric.routing import DEFAULT
-from harness.fabric.routing import DEFAULT_FORWARDING
 from harness.fabric.routing import DEFAULT_REROUTE_S
 from harness.fabric.routing import FORWARDINGS
 from harness.fabric.routing import Control
-from harness.fabric.routing import Forwarding
 from harness.fabric.routing import Routing
+from harness.fabric.routing import RoutingOverride
 from harness.fabric.routing import control_of
 from harness.fabric.routing import resolve
 from harness.inputs.durations import parse_duration
@@ -109,22 +105,20 @@ def add_forwarding(p: argparse.ArgumentParser) -> None:
     )
 
 
-def forwarding_of(args: argparse.Namespace) -> Forwarding:
-    """``--forwarding``, else what the fabric file's ``routing:`` gives, else the default."""
-    if args.forwarding is not None:
-        return cast("Forwarding", args.forwarding)
-    routing = file_routing(args.fabric)
-    return routing.forwarding_model if routing is not None else DEFAULT_FORWARDING
-
-
-def file_routing(fabric: str) -> Routing | None:
-    """The ``routing:`` of the fabric file FABRIC names; None when it names a preset."""
+def file_override(fabric: str) -> RoutingOverride | None:
+    """What the ``routing:`` of the fabric file FABRIC names states; None for a preset."""
     from harness.fabric.fabric_file import fabric_file_routing
 
     path = fabric_ref_for(fabric).file
     if path is None or not path.is_file():
         return None
-    return resolve(fabric_file_routing(path))
+    return fabric_file_routing(path)
+
+
+def file_routing(fabric: str) -> Routing | None:
+    """The ``routing:`` of the fabric file FABRIC names; None when it names a preset."""
+    over = file_override(fabric)
+    return None if over is None else resolve(over)
 
 
 def add_reroute(p: argparse.ArgumentParser) -> None:
@@ -147,15 +141,13 @@ def _reroute_arg(value: str) -> float:
 
 
 def cli_routing(args: argparse.Namespace) -> Routing:
-    """The fabric file's ``routing:`` (else the defaults) with ``--forwarding``/``--reroute``."""
-    routing = file_routing(args.fabric)
-    if routing is None:
-        routing = DEFAULT
-    if args.forwarding is not None:
-        routing = dataclasses.replace(routing, forwarding=args.forwarding)
-    if getattr(args, "reroute", None) is not None:
-        routing = dataclasses.replace(routing, reroute=args.reroute)
-    return routing
+    """The routing a command runs: the defaults < the fabric file's ``routing:`` < its options
+    (``--forwarding``, and ``--reroute`` where it has it), resolved once by
+    :func:`~harness.fabric.routing.resolve` and passed on unchanged."""
+    cli = RoutingOverride.of_options(
+        forwarding=getattr(args, "forwarding", None), reroute=getattr(args, "reroute", None)
+    )
+    return resolve(file_override(args.fabric), cli)
 
 
 JOBS_HELP = (

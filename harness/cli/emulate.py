@@ -7,15 +7,15 @@ import argparse
 
 from harness.cli.common import EXIT_ENVIRONMENT
 from harness.cli.common import EXIT_OK
-from harness.cli.common import file_routing
+from harness.cli.common import file_override
 from harness.cli.common import print_error
 from harness.cli.common import routing_arg
 from harness.errors import ScenarioError
 from harness.fabric.resolve import resolve_fabric
-from harness.fabric.routing import DEFAULT
 from harness.fabric.routing import Routing
 from harness.fabric.routing import RoutingOverride
 from harness.fabric.routing import parse_bfd
+from harness.fabric.routing import resolve
 
 
 def _bfd_arg(value: str) -> str:
@@ -53,8 +53,7 @@ def emulate_routing(fabric: str, control: str | None, bfd: str | None) -> Routin
     >>> r.control, r.bfd
     ('bgp', '300ms')
     """
-    flags = tuple((k, v) for k, v in (("control", control), ("bfd", bfd)) if v is not None)
-    return (file_routing(fabric) or DEFAULT).merged(RoutingOverride(flags))
+    return resolve(file_override(fabric), RoutingOverride.of_options(control=control, bfd=bfd))
 
 
 def cmd_emulate(args: argparse.Namespace) -> int:
@@ -82,7 +81,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     fabric = resolve_fabric(args.fabric)
     bfd = f", bfd {routing.bfd}" if routing.control == "bgp" else ""
     print(f"routing: control {routing.control}{bfd}")
-    emu = session.up(fabric, scale=args.scale, control=routing.control, bfd=routing.bfd)
+    emu = session.up(fabric, scale=args.scale, routing=routing)
     for line in session.entering_hint(emu):
         print(line)
     print(f"take it down with:  harness emulate down {args.fabric}")

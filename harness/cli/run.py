@@ -168,7 +168,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not selected and not load_errors and not args.allow_empty:
         raise ScenarioError(_nothing_matched(args, len(files)))
     options = MeasureOptions(per_rail=args.sample, seed=args.seed)
-    routing = RoutingOverride.of_flags(args.routing, args.engine)
+    routing = RoutingOverride.of_options(control=args.routing, engine=args.engine)
     report = RunReport(backend)
     # With --json, stdout carries the JSON document only.
     console = Console(quiet=True) if args.json else stdout_console()

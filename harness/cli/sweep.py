@@ -14,7 +14,6 @@ from harness.cli.common import add_jobs
 from harness.cli.common import add_report
 from harness.cli.common import add_reroute
 from harness.cli.common import cli_routing
-from harness.cli.common import forwarding_of
 from harness.cli.common import jobs_of
 from harness.cli.common import print_note
 from harness.cli.common import progress_bar
@@ -116,9 +115,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         args.pairs,
         args.seed,
         args.bisection,
-        forwarding=forwarding_of(args),
-        paths=cli_routing(args).paths,
-        reroute_s=cli_routing(args).reroute,
+        routing=cli_routing(args),
     )
     try:
         with progress_bar("sweep", "case") as progress:

@@ -196,6 +196,16 @@ class Routing:
             out["bfd"] = self.bfd
         return out
 
+    @classmethod
+    def stating(cls, **settings: Any) -> Routing:
+        """The defaults with ``settings`` stated over them, as a file's ``routing:`` states them
+        (so ``engine`` and ``paths`` go together: :meth:`merged`).
+
+        >>> Routing.stating(paths="shortest").engine, Routing.stating(forwarding="ecmp").paths
+        ('minhop', 'up-down')
+        """
+        return DEFAULT.merged(RoutingOverride(tuple(settings.items())))
+
     def merged(self, over: RoutingOverride) -> Routing:
         """These settings with the ones ``over`` states replacing them.
 
@@ -235,9 +245,13 @@ class RoutingOverride:
         return cls((("control", control),))
 
     @classmethod
-    def of_flags(cls, control: Control | None, engine: Engine | None) -> RoutingOverride | None:
-        """What ``harness run --routing CONTROL --engine ENGINE`` states (None: neither)."""
-        settings = tuple((k, v) for k, v in (("control", control), ("engine", engine)) if v)
+    def of_options(cls, **options: Any) -> RoutingOverride | None:
+        """What command-line options state (those given as None are not stated; None: none is).
+
+        >>> RoutingOverride.of_options(forwarding="ecmp", reroute=None).settings
+        (('forwarding', 'ecmp'),)
+        """
+        settings = tuple((k, v) for k, v in options.items() if v is not None)
         return cls(settings) if settings else None
 
     def states(self, key: str) -> bool:

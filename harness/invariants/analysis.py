@@ -39,8 +39,10 @@ from harness.fabric.jobs import Collective
 from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
-from harness.fabric.routing import DEFAULT_FORWARDING
+from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
 from harness.fabric.routing import Forwarding
+from harness.fabric.routing import PathRule
+from harness.fabric.routing import Routing
 from harness.invariants import bandwidth
 from harness.invariants import bond_hash
 from harness.invariants import capacity
@@ -55,7 +57,6 @@ from harness.invariants.connectivity import Island
 from harness.invariants.network import Network
 from harness.invariants.paths import RouteGraph
 from harness.invariants.reach import LeafReach
-from harness.invariants.reach import PathRule
 from harness.invariants.reach import Signature
 from harness.invariants.reach import UpLinks
 from harness.invariants.reach import leaf_reach
@@ -83,14 +84,14 @@ class Analysis:
         jobs: Sequence[Job] = (),
         *,
         healthy: Analysis | None = None,
-        paths: PathRule = "up-down",
-        forwarding: Forwarding = DEFAULT_FORWARDING,
+        routing: Routing = DEFAULT_ROUTING,
     ) -> None:
         self.fabric = fabric
         self.obs = observation
         self.jobs = tuple(jobs)
-        self.paths: PathRule = paths
-        self.forwarding: Forwarding = forwarding
+        self.routing = routing  # as resolved once, carried unchanged
+        self.paths: PathRule = routing.paths
+        self.forwarding: Forwarding = routing.forwarding_model
         self._healthy = healthy
         self._groups_cache: dict[tuple[str, int], list[list[int]]] = {}
         self._busbw_cache: dict[tuple[str, Collective | None], float] = {}
@@ -106,7 +107,7 @@ class Analysis:
         if topology.is_healthy(self.fabric, self.obs):
             return self
         obs = topology.healthy_observation(self.fabric)
-        return Analysis(self.fabric, obs, self.jobs, paths=self.paths, forwarding=self.forwarding)
+        return Analysis(self.fabric, obs, self.jobs, routing=self.routing)
 
     # -- topology ----------------------------------------------------------------
     @property

@@ -24,7 +24,7 @@ from harness.errors import ScenarioError
 from harness.fabric.model import COMPUTE_SWITCH_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
-from harness.invariants.reach import PathRule
+from harness.fabric.routing import PathRule
 from harness.invariants.servers import ServerView
 from harness.invariants.state import Observation
 from harness.invariants.topology import kind_mask
@@ -56,7 +56,7 @@ class RouteGraph:
         return leaves_a, [self.n + x for x in leaves_b]
 
 
-def switch_graph(fabric: Fabric, obs: Observation, rule: PathRule = "up-down") -> RouteGraph:
+def switch_graph(fabric: Fabric, obs: Observation, rule: PathRule) -> RouteGraph:
     """The graph routes under ``rule`` are searched in."""
     links = live_switch_links(fabric, obs)
     n = fabric.n_elements

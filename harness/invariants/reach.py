@@ -34,7 +34,6 @@ from collections import Counter
 from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from networkx.utils import UnionFind
@@ -43,14 +42,14 @@ from harness.fabric.model import COMPUTE_SWITCH_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.fabric.routing import PATH_RULES
+from harness.fabric.routing import PathRule
 from harness.invariants.servers import groups
 from harness.invariants.state import Observation
 from harness.invariants.topology import IntArray
 from harness.invariants.topology import kind_mask
 from harness.invariants.topology import switch_components
 
-PathRule = Literal["up-down", "shortest"]
-PATH_RULES: tuple[PathRule, ...] = ("up-down", "shortest")
 Signature = frozenset[int]
 
 

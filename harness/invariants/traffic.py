@@ -33,7 +33,7 @@ its collectives.
 >>> cap = f.link_capacity.copy()
 >>> cap[np.isin(f.link_b, f.spines[1:])] = 0.0  # every spine but spine-01 drained
 >>> net = Network.of(f, np.ones(f.n_elements, bool), cap, np.full(f.n_elements, 25.0))
->>> [round(c.busbw_gbs / 100, 3) for c in job_traffic(net, [interleaved])[0].collectives]
+>>> [round(c.busbw_gbs / 100, 3) for c in job_traffic(net, [interleaved], "static")[0].collectives]
 [0.05, 0.1]
 """
 
@@ -214,7 +214,7 @@ def over_draws(values: list[FloatArray], groups: int, rails: int) -> tuple[Float
 
 
 def job_traffic(
-    net: Network, jobs: Sequence[Job], forwarding: Forwarding = "static"
+    net: Network, jobs: Sequence[Job], forwarding: Forwarding
 ) -> tuple[JobTraffic, ...]:
     """Bus bandwidth per collective of every job (GB/s over all rails; inf: no flow)."""
     fl = _place(net, jobs)

@@ -19,7 +19,7 @@ from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
-from harness.invariants.reach import PathRule
+from harness.fabric.routing import PathRule
 from harness.invariants.reach import Signature
 from harness.invariants.servers import ServerView
 from harness.invariants.servers import internal_adjacency
@@ -53,7 +53,7 @@ def judge(
     nic_ports: NicPorts,
     job: Job,
     *,
-    paths: PathRule = "up-down",
+    paths: PathRule,
 ) -> JobVerdict:
     """The verdict on one job."""
     f = fabric
@@ -156,7 +156,7 @@ def _judge_rail(
     return reasons, culprits
 
 
-def explain_nic(fabric: Fabric, obs: Observation, nic: int, *, paths: PathRule = "up-down") -> str:
+def explain_nic(fabric: Fabric, obs: Observation, nic: int, *, paths: PathRule) -> str:
     """Why a NIC is cut off, naming the element or cable at fault."""
     f = fabric
     up, cap = obs.element_up, obs.link_capacity

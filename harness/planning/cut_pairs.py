@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.fabric.model import Fabric
+from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
+from harness.fabric.routing import Routing
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
@@ -135,11 +137,14 @@ def cut_pairs(before: Analysis, after: Analysis) -> CutPairs:
     return CutPairs(sum(g.pairs for g in out), tuple(out))
 
 
-def cut_pairs_of(fabric: Fabric, change: Sequence[Fault]) -> CutPairs:
+def cut_pairs_of(
+    fabric: Fabric, change: Sequence[Fault], routing: Routing = DEFAULT_ROUTING
+) -> CutPairs:
     """:func:`cut_pairs` of ``change`` on the healthy fabric (a convenience for the docs)."""
-    healthy = Analysis(fabric, Observation.from_state(FaultState.healthy(fabric)), ())
+    healthy = Analysis(fabric, Observation.from_state(FaultState.healthy(fabric)), (),
+                       routing=routing)  # fmt: skip
     state = FaultState.healthy(fabric)
     for fault in change:
         state = state.inject(fault)
-    after = Analysis(fabric, Observation.from_state(state), (), healthy=healthy)
+    after = Analysis(fabric, Observation.from_state(state), (), healthy=healthy, routing=routing)
     return cut_pairs(healthy, after)

@@ -15,9 +15,7 @@ from dataclasses import dataclass
 
 from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
-from harness.fabric.routing import DEFAULT_FORWARDING
-from harness.fabric.routing import Forwarding
-from harness.fabric.routing import PathRule
+from harness.fabric.routing import Routing
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
 from harness.invariants.timeline import reroute_fragile
@@ -112,27 +110,23 @@ def evaluate_margin(
     progress: Progress | None,
     done: int,
     total: int,
-    forwarding: Forwarding = DEFAULT_FORWARDING,
-    paths: PathRule = "up-down",
-    reroute_s: float = 0.0,
+    routing: Routing,
 ) -> Margin:
     """The N+1 cases on top of ``state``, judged against the state before the change.
 
     ``reference`` is that state's analysis (None when it is the healthy fabric,
     then one evaluator serves the relative and the ``abs:`` rules alike).  A
     further failure is unplanned (a kill, cut or optic): it crashes the running
-    jobs whose timeout is no longer than ``reroute_s`` when it takes a link
-    their traffic uses.
+    jobs whose timeout is no longer than ``routing.reroute`` when it takes a
+    link their traffic uses.
     """
-    rel_ev = CaseEvaluator(
-        fabric, jobs, state, reference=reference, forwarding=forwarding, paths=paths
-    )
+    rel_ev = CaseEvaluator(fabric, jobs, state, reference=reference, routing=routing)
     rel_ev.prepare()
     abs_ev = rel_ev
     if reference is not None and any(r.absolute and r.metric in RATIO_METRICS for r in rules):
-        abs_ev = CaseEvaluator(fabric, jobs, state, forwarding=forwarding, paths=paths)
+        abs_ev = CaseEvaluator(fabric, jobs, state, routing=routing)
         abs_ev.prepare()
-    fragile = reroute_fragile(fabric, jobs, reroute_s, skip=summary.jobs_lost)
+    fragile = reroute_fragile(fabric, jobs, routing.reroute, skip=summary.jobs_lost)
     up = state.element_up
     cap = state.link_capacity
     live = [

@@ -55,7 +55,6 @@ The budget metrics, relative (default) and ``abs:``:
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -65,7 +64,6 @@ from harness.errors import ScenarioError
 from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
-from harness.fabric.routing import Forwarding
 from harness.fabric.routing import Routing
 from harness.faults.fault import AppliedFault
 from harness.faults.fault import Fault
@@ -201,7 +199,6 @@ def assess(
     require_margin: int = 0,
     margin: bool = True,
     progress: Progress | None = None,
-    forwarding: Forwarding | None = None,
     routing: Routing = DEFAULT_ROUTING,
     jobs_assumed: bool = False,
 ) -> RiskReport:
@@ -213,16 +210,12 @@ def assess(
     :class:`~harness.faults.fault.Fault` (or resolved ``AppliedFault``); ``budget`` is
     budget text (``"jobs_lost=0,abs:bandwidth>=0.5"``) or :class:`BudgetRule` s.
     ``progress(done, total)`` is called while the N+1 cases are evaluated.
-    ``routing`` says which routes exist (``paths``), how flows spread over the
-    uplinks (``forwarding``; the ``forwarding`` argument overrides it) and how
+    ``routing`` (resolved once by the caller, carried unchanged) says which
+    routes exist (``paths``), how flows spread over the uplinks (``forwarding``) and how
     long a kill, cut or optic stalls the running jobs (``reroute``): the change
     crashes a job whose timeout is no longer than that, a drain never does.
     ``jobs_assumed``: the jobs are not the real ones but one per SU (said in the output).
     """
-    if forwarding is not None:
-        routing = dataclasses.replace(routing, forwarding=forwarding)
-    forwarding = routing.forwarding_model
-    paths = routing.paths
     if require_margin not in (0, 1):
         msg = f"--require-margin {require_margin}: only 0 (the change) or 1 (N+1) is supported"
         raise ScenarioError(msg)
@@ -237,8 +230,7 @@ def assess(
         fabric,
         Observation.from_state(FaultState.healthy(fabric)),
         jobs,
-        forwarding=forwarding,
-        paths=paths,
+        routing=routing,
     )
     before_state = FaultState(fabric, state_faults)
     after_state = FaultState(fabric, (*state_faults, *change_faults))
@@ -250,8 +242,7 @@ def assess(
             Observation.from_state(before_state),
             jobs,
             healthy=healthy,
-            forwarding=forwarding,
-            paths=paths,
+            routing=routing,
         )
     )
     after_a = Analysis(
@@ -259,8 +250,7 @@ def assess(
         Observation.from_state(after_state),
         jobs,
         healthy=healthy,
-        forwarding=forwarding,
-        paths=paths,
+        routing=routing,
     )
     before = summarize(before_a)
     after = summarize(after_a, crashed_by_change(before_a, after_a, change_faults,
@@ -277,8 +267,7 @@ def assess(
             return evaluate_margin(
                 fabric, jobs=jobs, state=on, summary=summary, added=add, before=before,
                 reference=reference, rules=rules, singles=singles, progress=progress,
-                done=done, total=2 * len(singles), forwarding=forwarding, paths=paths,
-                reroute_s=routing.reroute,
+                done=done, total=2 * len(singles), routing=routing,
             )  # fmt: skip
 
         with paused_gc():  # many small acyclic results: collections would walk them for nothing

@@ -77,19 +77,14 @@ class RunSession:
         self.fabric = fabric
         self.jobs = jobs
         self.options = options
-        self.forwarding = routing.forwarding_model
+        self.routing = routing  # as resolved once, carried unchanged
         self.measures = backend.capabilities.measurements
         self.ctx = Context(scenario.checkpoint)
         self.applied: list[tuple[str | None, AppliedFault]] = []
         self.state = FaultState.healthy(fabric)
-        self.paths = routing.paths
-        self.healthy = Analysis(
-            fabric, Observation.from_state(self.state), jobs, forwarding=self.forwarding,
-            paths=self.paths,
-        )  # fmt: skip
+        self.healthy = Analysis(fabric, Observation.from_state(self.state), jobs, routing=routing)
         self.baseline = Measurements(backend.name)
         self._current: Analysis | None = self.healthy
-        self.reroute_s = routing.reroute
         self.uses = traffic_of(fabric, jobs)
         self.timeline = Timeline.start(jobs)
 
@@ -98,14 +93,14 @@ class RunSession:
         if self._current is None:
             self._current = Analysis(
                 self.fabric, Observation.from_state(self.state), self.jobs, healthy=self.healthy,
-                forwarding=self.forwarding, paths=self.paths,
+                routing=self.routing,
             )  # fmt: skip
         return self._current
 
     def _changed(self, applied: AppliedFault | None = None) -> float:
         self._current = None
         settle = self.backend.settle(self.options.settle_timeout)
-        self.timeline = after_change(self.timeline, self.analysis(), applied, self.reroute_s,
+        self.timeline = after_change(self.timeline, self.analysis(), applied, self.routing.reroute,
                                      self.uses)  # fmt: skip
         return settle
 

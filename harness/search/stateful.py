@@ -54,6 +54,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from harness.backends.model import ModelBackend
 from harness.errors import InvariantViolation
 from harness.errors import ScenarioError
+from harness.fabric.fabric_file import fabric_file_routing
 from harness.fabric.jobs import CheckpointSpec
 from harness.fabric.jobs import Job
 from harness.fabric.jobs import JobSpec
@@ -61,6 +62,7 @@ from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
 from harness.fabric.resolve import FabricRef
 from harness.fabric.resolve import build_fabric
+from harness.fabric.routing import resolve as resolve_routing
 from harness.faults.fault import AppliedFault
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultKind
@@ -174,9 +176,16 @@ class FabricStateMachine(RuleBasedStateMachine):
         self.reproducer_dir = save_dir(save_reproducer or cls.save_reproducer)
         self.applied: list[AppliedFault] = []
         self.last_violation: Violation | None = None
+        # the fabric file's routing: (else the defaults), as the reproducer scenario runs it
+        self.routing = resolve_routing(
+            fabric_file_routing(self.fabric_ref.file)
+            if self.fabric_ref is not None and self.fabric_ref.file is not None
+            else None
+        )
         self._backend = ModelBackend()
-        self._backend.apply(self.built_fabric)
-        self._healthy = Analysis(self.built_fabric, self._backend.observe(), self.resolved_jobs)
+        self._backend.apply(self.built_fabric, routing=self.routing)
+        self._healthy = Analysis(self.built_fabric, self._backend.observe(), self.resolved_jobs,
+                                 routing=self.routing)  # fmt: skip
         self._current: Analysis | None = self._healthy
         self._faults: st.SearchStrategy[Fault] = faults(
             self.built_fabric, kinds=cls.fault_kinds, correlated=cls.correlated
@@ -188,7 +197,7 @@ class FabricStateMachine(RuleBasedStateMachine):
         if self._current is None:
             self._current = Analysis(
                 self.built_fabric, self._backend.observe(), self.resolved_jobs,
-                healthy=self._healthy,
+                healthy=self._healthy, routing=self.routing,
             )  # fmt: skip
         return self._current
 

@@ -480,3 +480,16 @@ def test_audit_bad_input_exits_2(design: str, tmp_path: Path, capsys: Capsys) ->
     bad.write_text(textwrap.dedent(RAIL2X2).replace("spines: 2", "spinez: 2"), encoding="utf-8")
     err = run_error(capsys, ["audit", dump("rail2x2"), "--design", str(bad)])
     assert f"error: {bad}:" in err
+
+
+def test_audit_judges_with_the_design_files_routing(tmp_path: Path, capsys: Capsys) -> None:
+    # the design file's routing: is the one routing of the audit: the wrong-rail cost and the
+    # N+1 margin are both judged under it (they were judged under the defaults)
+    text = Path("docs/examples/rail2x2.yaml").read_text(encoding="utf-8")
+    for forwarding in ("ecmp", "adaptive"):
+        design = tmp_path / f"rail2x2-{forwarding}.yaml"
+        design.write_text(f"{text}routing: {{forwarding: {forwarding}, reroute: 3s}}\n")
+        doc = run_json(capsys, ["audit", dump("rail2x2_wrong_rail"), "--design", str(design),
+                                "--json"], 1)  # fmt: skip
+        assert doc["risk"]["routing"]["forwarding"] == forwarding
+        assert doc["risk"]["routing"]["reroute"] == "3s"

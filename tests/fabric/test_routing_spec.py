@@ -298,7 +298,7 @@ def test_engine_flag_overrides_the_scenario(
     assert doc["scenarios"][0]["routing"]["paths"] == "shortest"
     assert main(["run", str(path), "--engine", "lash"]) == 2
     assert "--engine takes ftree, updn, minhop, dor, not 'lash'" in capsys.readouterr().err
-    assert RoutingOverride.of_flags(None, None) is None
+    assert RoutingOverride.of_options(control=None, engine=None) is None
 
 
 def test_an_error_result_reports_the_fabric_files_routing(

@@ -9,6 +9,7 @@ from harness.fabric import Fabric
 from harness.fabric import preset
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
+from harness.fabric.routing import Routing
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
@@ -47,7 +48,7 @@ def analyse(
     f: Fabric, faults: tuple[Any, ...], jobs: tuple[JobSpec, ...], rule: PathRule
 ) -> Analysis:
     obs = Observation.from_state(state(f, faults))
-    return Analysis(f, obs, resolve_jobs(jobs, f), paths=rule)
+    return Analysis(f, obs, resolve_jobs(jobs, f), routing=Routing.stating(paths=rule))
 
 
 def test_seed_valley_loses_the_job_under_up_down_only() -> None:

@@ -182,7 +182,7 @@ def test_other_jobs_load_the_same_uplinks() -> None:
 
 def test_a_server_on_its_own_has_no_flows() -> None:
     f = seed()
-    got = job_traffic(network(f), [Job("solo", (nodes(f, 1)[0],))])[0]
+    got = job_traffic(network(f), [Job("solo", (nodes(f, 1)[0],))], "static")[0]
     assert [c.busbw_gbs for c in got.collectives] == [np.inf, np.inf]
     assert got.cross_leaf_flows == 0
 

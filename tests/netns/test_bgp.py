@@ -47,6 +47,7 @@ pytestmark = [
 
 SCENARIOS = Path(__file__).parents[2] / "scenarios"
 FRR_PLACES = (Path("/var/tmp/frr"), Path("/run/frr"))  # where FRR 8.4 writes unless redirected
+BGP = Routing.stating(control="bgp")
 CONVERGED: dict[str, float] = {}  # the first settle of the module's fabric
 
 
@@ -301,7 +302,7 @@ TINY = {"sus": 1, "nodes_per_su": 2, "spines": 2, "leaf_radix": 8, "storage": Fa
 def test_two_runs_at_once_do_not_collide(host: Host) -> None:
     f = two_tier(**TINY, name="tiny")  # type: ignore[arg-type]
     files = _listing()
-    a, b = Emulation(f, control="bgp"), Emulation(f, control="bgp")
+    a, b = Emulation(f, routing=BGP), Emulation(f, routing=BGP)
     try:
         a.up()
         b.up()
@@ -333,7 +334,7 @@ _RUNNER = textwrap.dedent(
     from harness.fabric.generators import two_tier
     from harness.backends.netns.emulation import Emulation
     f = two_tier(sus=1, nodes_per_su=2, spines=2, leaf_radix=8, storage=False)
-    e = Emulation(f, control="bgp")
+    e = Emulation(f, routing=BGP)
     e.up()
     pids = [d.pid for ds in e.bgp.daemons.values() for d in ds]
     print(e.ledger.run_id, *pids, flush=True)

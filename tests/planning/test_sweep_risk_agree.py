@@ -39,7 +39,7 @@ def test_sweep_and_risk_margin_agree_on_every_single_failure_with_a_reroute() ->
     jobs = resolve_jobs(JOBS, fabric)
     routing = dataclasses.replace(DEFAULT_ROUTING, reroute=1.0)
     sweep = run_sweep(SweepSpec(fabric, JOBS, categories=DEFAULT_MARGIN_CATEGORIES,
-                                reroute_s=routing.reroute))  # fmt: skip
+                                routing=routing))  # fmt: skip
     by_case = {c.failures: c for c in sweep.cases}
     assert len(by_case) == len(sweep.cases) == 5660
     # the margin before the change is judged on the healthy fabric, as the sweep is; with
@@ -69,5 +69,7 @@ def test_sweep_and_risk_margin_agree_on_every_single_failure_with_a_reroute() ->
         assert ev.case_busbw_without(c.failures, c.jobs_lost) == SweepBase.case_busbw_without(
             ev, c.failures, c.jobs_lost
         ), c.failures
-    no_reroute = run_sweep(SweepSpec(fabric, JOBS, categories=DEFAULT_MARGIN_CATEGORIES))
+    instant = dataclasses.replace(DEFAULT_ROUTING, reroute=0.0)
+    no_reroute = run_sweep(SweepSpec(fabric, JOBS, categories=DEFAULT_MARGIN_CATEGORIES,
+                                     routing=instant))  # fmt: skip
     assert sum(bool(c.jobs_lost) for c in no_reroute.cases) < len(losing)

@@ -22,6 +22,7 @@ from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import LinkKind
 from harness.fabric.routing import FORWARDINGS
+from harness.fabric.routing import Routing
 from harness.faults.fault import FaultState
 from harness.invariants import bandwidth
 from harness.planning.sweep import CaseEvaluator
@@ -56,7 +57,9 @@ def evaluators(draw: st.DrawFn) -> CaseEvaluator:
         state = state.inject(fault)
     specs = draw(cross_jobs(f), label="jobs")
     forwarding = draw(st.sampled_from(FORWARDINGS), label="forwarding")
-    ev = CaseEvaluator(f, resolve_jobs(specs, f), state, forwarding=forwarding)
+    ev = CaseEvaluator(
+        f, resolve_jobs(specs, f), state, routing=Routing.stating(forwarding=forwarding)
+    )
     note(f"{f.name}: base {[x.describe() for x in base]}, jobs {specs}, {forwarding}")
     return ev
 

@@ -26,6 +26,7 @@ from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.routing import FORWARDINGS
 from harness.fabric.routing import Forwarding
+from harness.fabric.routing import Routing
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
@@ -68,11 +69,19 @@ def fabric_and_faults(
 def check_monotone(f: Fabric, faults: list[Fault], forwarding: Forwarding) -> None:
     jobs = jobs_for(f)
     s = FaultState.healthy(f)
-    before = Analysis(f, Observation.from_state(s), jobs, forwarding=forwarding)
+    before = Analysis(
+        f, Observation.from_state(s), jobs, routing=Routing.stating(forwarding=forwarding)
+    )
     healthy = before
     for fault in faults:
         s = s.inject(fault)
-        after = Analysis(f, Observation.from_state(s), jobs, healthy=healthy, forwarding=forwarding)
+        after = Analysis(
+            f,
+            Observation.from_state(s),
+            jobs,
+            healthy=healthy,
+            routing=Routing.stating(forwarding=forwarding),
+        )
         assert set(before.jobs_lost()) <= set(after.jobs_lost()), fault.describe()
         if forwarding == "adaptive":
             old, new = bandwidths(before), bandwidths(after)
@@ -109,9 +118,14 @@ def test_draining_the_spine_behind_a_degraded_link_speeds_a_static_job_up() -> N
     healthy = Analysis(fab, Observation.from_state(FaultState.healthy(fab)), jobs)
     assert jobs[-1].name == "all"
     assert degraded < drained.job_busbw_gbs(jobs[-1]) == healthy.job_busbw_gbs(jobs[-1])
-    pooled = Analysis(fab, Observation.from_state(s), jobs, forwarding="adaptive")
+    pooled = Analysis(
+        fab, Observation.from_state(s), jobs, routing=Routing.stating(forwarding="adaptive")
+    )
     pooled_drained = Analysis(
-        fab, Observation.from_state(s.inject(drain)), jobs, forwarding="adaptive"
+        fab,
+        Observation.from_state(s.inject(drain)),
+        jobs,
+        routing=Routing.stating(forwarding="adaptive"),
     )
     assert pooled_drained.job_busbw_gbs(jobs[-1]) <= pooled.job_busbw_gbs(jobs[-1])
 

@@ -22,6 +22,7 @@ from harness.fabric import Fabric
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import LinkKind
+from harness.fabric.routing import Routing
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
@@ -47,7 +48,9 @@ def observe(f: Fabric, faults: list[Fault]) -> Observation:
 
 def analyses(f: Fabric, obs: Observation) -> tuple[Analysis, Analysis]:
     jobs = resolve_jobs(PER_SU, f)
-    return Analysis(f, obs, jobs, paths="up-down"), Analysis(f, obs, jobs, paths="shortest")
+    return Analysis(f, obs, jobs, routing=Routing.stating(paths="up-down")), Analysis(
+        f, obs, jobs, routing=Routing.stating(paths="shortest")
+    )
 
 
 def route_exists(graph: RouteGraph, a: int, b: int) -> int | None:

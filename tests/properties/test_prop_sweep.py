@@ -26,6 +26,7 @@ from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import LinkKind
 from harness.fabric.routing import FORWARDINGS
+from harness.fabric.routing import Routing
 from harness.faults.fault import FaultState
 from harness.invariants.reach import PATH_RULES
 from harness.invariants.reach import up_down_signatures
@@ -76,8 +77,10 @@ def evaluators(draw: st.DrawFn) -> CaseEvaluator:
     ev = CaseEvaluator(
         f, resolve_jobs(specs, f), state,
         bisection=f.n_sus >= 2 and draw(st.booleans(), label="bisection"),
-        paths=draw(st.sampled_from(PATH_RULES), label="paths"),
-        forwarding=draw(st.sampled_from(FORWARDINGS), label="forwarding"),
+        routing=Routing.stating(
+            paths=draw(st.sampled_from(PATH_RULES), label="paths"),
+            forwarding=draw(st.sampled_from(FORWARDINGS), label="forwarding"),
+        ),
     )  # fmt: skip
     note(f"{f.name}: base {[x.describe() for x in base]}, jobs {specs}, paths {ev.paths}, "
          f"forwarding {ev.forwarding}, bisection {ev.bisection}")  # fmt: skip

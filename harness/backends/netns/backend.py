@@ -179,7 +179,7 @@ class NetnsBackend(ClosesOnSignals):
             msg = f"netns cannot run routing control {routing.control}: {frr_unavailable()}"
             raise BackendError(msg)
         self.close()
-        self.emu = Emulation(fabric, scale=self.scale, control=routing.control, bfd=routing.bfd)
+        self.emu = Emulation(fabric, scale=self.scale, routing=routing)
         self.emu.up()
         self.engine = FaultEngine(self.emu, sweep_delay=self._sweep_delay(routing))
         if jobs and self.emu.bgp is not None:

@@ -57,6 +57,8 @@ from harness.backends.netns.routing import port_table
 from harness.backends.signals import cleaning_up
 from harness.errors import BackendError
 from harness.fabric.model import Fabric
+from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
+from harness.fabric.routing import Routing
 
 if TYPE_CHECKING:
     from harness.backends.netns.bgp import Bgp
@@ -117,12 +119,12 @@ class Emulation:
         ipv6: bool = True,
         purpose: str = "run",
         root: Path | None = None,
-        control: str = "sm",
-        bfd: str = "off",
+        routing: Routing = DEFAULT_ROUTING,
     ) -> None:
         self.fabric = fabric
-        self.control = control  # routing: sm (static tables) or bgp (FRR on every switch)
-        self.bfd_setting = bfd
+        self.routing = routing  # as resolved once; control and bfd decide what runs
+        self.control = routing.control  # sm (static tables) or bgp (FRR on every switch)
+        self.bfd_setting = routing.bfd
         self.scale = scale
         self.ipv6 = ipv6
         self.purpose = purpose

@@ -30,6 +30,8 @@ from harness.backends.signals import cleanup_on_signals
 from harness.backends.signals import deferring_signals
 from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
+from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
+from harness.fabric.routing import Routing
 
 log = logging.getLogger(__name__)
 
@@ -85,16 +87,15 @@ def up(
     *,
     scale: float = DEFAULT_SCALE,
     root: Path | None = None,
-    control: str = "sm",
-    bfd: str = "off",
+    routing: Routing = DEFAULT_ROUTING,
 ) -> Emulation:
     """Build ``fabric`` and leave it running (detached) after this process ends.
 
-    ``control`` ``bgp`` starts FRR on every switch (with ``bfd`` as ``routing:
-    {bfd: ...}`` says); its daemons stay with the namespaces and are ended by
-    PID on ``down`` (they are in the ledger).
+    ``routing``'s control ``bgp`` starts FRR on every switch (with its ``bfd``);
+    its daemons stay with the namespaces and are ended by PID on ``down`` (they
+    are in the ledger).
     """
-    emu = Emulation(fabric, scale=scale, purpose="emulate", root=root, control=control, bfd=bfd)
+    emu = Emulation(fabric, scale=scale, purpose="emulate", root=root, routing=routing)
     with cleanup_on_signals():  # SIGINT/SIGTERM/SIGHUP during up(): what it made is removed
         emu.up()
         try:

@@ -149,11 +149,10 @@ def wrong_rail_effects(
     """
     if not wrong or live is design:
         return []
-    paths, fwd = routing.paths, routing.forwarding_model
     healthy = Observation.from_state(FaultState.healthy(design))
-    base = Analysis(design, healthy, jobs, paths=paths, forwarding=fwd)
+    base = Analysis(design, healthy, jobs, routing=routing)
     now_obs = Observation.from_state(FaultState.healthy(live))
-    now = Analysis(live, now_obs, jobs, healthy=base, paths=paths, forwarding=fwd)
+    now = Analysis(live, now_obs, jobs, healthy=base, routing=routing)
     out: list[WrongRailEffect] = []
     for w in wrong:
         nic = design.index.get(w.nic)

@@ -22,11 +22,12 @@ from harness.fabric.model import COMPUTE_SWITCH_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
-from harness.fabric.routing import DEFAULT_FORWARDING
+from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
 from harness.fabric.routing import Forwarding
+from harness.fabric.routing import PathRule
+from harness.fabric.routing import Routing
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
-from harness.invariants.reach import PathRule
 from harness.invariants.reach import UpDownIndex
 from harness.invariants.state import Observation
 from harness.planning.sweep.records import Failure
@@ -43,16 +44,17 @@ class SweepBase:
         *,
         bisection: bool = False,
         reference: Analysis | None = None,
-        paths: PathRule | None = None,
-        forwarding: Forwarding = DEFAULT_FORWARDING,
+        routing: Routing | None = None,
     ) -> None:
         self.fabric = fabric
-        self.forwarding: Forwarding = forwarding
+        # the routing as resolved once (the reference's when none is given), carried unchanged
+        self.routing = routing or (reference.routing if reference else DEFAULT_ROUTING)
+        self.forwarding: Forwarding = self.routing.forwarding_model
         self.jobs = tuple(jobs)
         self.state = base or FaultState.healthy(fabric)
         self.bisection = bisection
         self.reference = reference
-        self.paths: PathRule = paths or (reference.paths if reference else "up-down")
+        self.paths: PathRule = self.routing.paths
         healthy_state = FaultState.healthy(fabric)
         self.healthy = self._analysis(healthy_state, healthy=False)
         # with no faults present the base is the healthy fabric: analyse it once
@@ -64,9 +66,8 @@ class SweepBase:
         """The full analysis of ``state`` under this evaluator's path rule."""
         ref = self.healthy if healthy else None
         return Analysis(
-            self.fabric, Observation.from_state(state), self.jobs, healthy=ref, paths=self.paths,
-            forwarding=self.forwarding,
-        )  # fmt: skip
+            self.fabric, Observation.from_state(state), self.jobs, healthy=ref, routing=self.routing
+        )
 
     def _case_analysis(self, failures: Sequence[Failure]) -> Analysis:
         state = self.state

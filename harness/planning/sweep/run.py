@@ -26,9 +26,10 @@ from harness.fabric.jobs import resolve_jobs
 from harness.fabric.model import Fabric
 from harness.fabric.resolve import build_fabric
 from harness.fabric.resolve import checked_ref
-from harness.fabric.routing import DEFAULT_FORWARDING
+from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
 from harness.fabric.routing import Forwarding
 from harness.fabric.routing import PathRule
+from harness.fabric.routing import Routing
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.invariants.timeline import reroute_fragile
@@ -61,11 +62,25 @@ class SweepSpec:
     seed: int = 0
     bisection: bool = False
     fabric_params: tuple[tuple[str, Any], ...] = ()
-    forwarding: Forwarding = DEFAULT_FORWARDING  # how flows spread over uplinks (bandwidth)
-    paths: PathRule = "up-down"  # which routes exist (routing: {paths: ...})
-    # how long a failure stalls the jobs whose traffic it takes (routing: {reroute: ...});
-    # a job whose timeout it reaches crashes, as in the risk check's N+1 margin
-    reroute_s: float = 0.0
+    # which routes exist (paths), how flows spread over uplinks (forwarding) and how long a
+    # failure stalls the jobs whose traffic it takes (reroute): a job whose timeout that
+    # reaches crashes, as in the risk check's N+1 margin
+    routing: Routing = DEFAULT_ROUTING
+
+    @property
+    def forwarding(self) -> Forwarding:
+        """How flows spread over the uplinks, as ``routing`` resolves it."""
+        return self.routing.forwarding_model
+
+    @property
+    def paths(self) -> PathRule:
+        """Which routes exist (``routing``'s ``paths``)."""
+        return self.routing.paths
+
+    @property
+    def reroute_s(self) -> float:
+        """Seconds a failure stalls the jobs whose traffic it takes (``routing``'s ``reroute``)."""
+        return self.routing.reroute
 
 
 @dataclass(frozen=True)
@@ -178,9 +193,7 @@ def _prepare(spec: SweepSpec, fabric: Fabric) -> _Prepared:
     state = FaultState.healthy(fabric)
     for fault in spec.state:
         state = state.inject(fault)
-    ev = CaseEvaluator(
-        fabric, jobs, state, bisection=spec.bisection, forwarding=spec.forwarding, paths=spec.paths
-    )
+    ev = CaseEvaluator(fabric, jobs, state, bisection=spec.bisection, routing=spec.routing)
     ev.prepare()
     cases, sampled = enumerate_cases(fabric, spec)
     fragile = reroute_fragile(fabric, jobs, spec.reroute_s, skip=ev._base_lost)
@@ -321,13 +334,14 @@ def sweep(
     bisection: bool = False,
     pair_sample: int = 1000,
     seed: int = 0,
-    reroute_s: float = 0.0,
+    routing: Routing = DEFAULT_ROUTING,
 ) -> SweepResult:
     """Python API: sweep single (and with ``depth=2`` paired) failures of a fabric.
 
-    ``reroute_s``: how long each failure stalls the jobs whose traffic it takes;
-    a job whose timeout that reaches is lost (``harness sweep`` takes it from the
-    fabric's ``routing:``, 1 s by default, as ``harness risk`` does).
+    ``routing``: which routes exist, how flows spread and how long each failure
+    stalls the jobs whose traffic it takes (``reroute``; a job whose timeout that
+    reaches is lost); ``harness sweep`` takes it from the fabric's ``routing:``
+    and its options, as ``harness risk`` does.
 
     >>> from harness.fabric import preset
     >>> r = sweep(preset("seed-a800"), elements=["switches"])
@@ -335,5 +349,5 @@ def sweep(
     (60, 40, 0)
     """
     spec = SweepSpec(fabric, tuple(jobs), tuple(state), tuple(elements), depth, pair_sample,
-                     seed, bisection, reroute_s=reroute_s)  # fmt: skip
+                     seed, bisection, routing=routing)  # fmt: skip
     return run_sweep(spec)

@@ -72,7 +72,8 @@ def _step_views(result: ScenarioResult, prepared: Prepared | None) -> list[dict[
     active: dict[int, AppliedFault] = {}  # position of the inject -> its fault
     pstep = list(prepared.steps) if prepared and fabric is not None else []
     healthy = Analysis(fabric, Observation.from_state(FaultState.healthy(fabric)),
-                       prepared.jobs) if prepared and fabric is not None else None  # fmt: skip
+                       prepared.jobs, routing=prepared.routing,
+                       ) if prepared and fabric is not None else None  # fmt: skip
     for pos, step in enumerate(result.steps):
         view: dict[str, Any] = {
             "kind": step.kind,
@@ -100,7 +101,7 @@ def _step_views(result: ScenarioResult, prepared: Prepared | None) -> list[dict[
                     fabric, [(a, "change" if p == pos else "state") for p, a in active.items()]
                 )
                 a = Analysis(fabric, Observation.from_state(state), prepared.jobs if prepared
-                             else (), healthy=healthy)  # fmt: skip
+                             else (), healthy=healthy, routing=healthy.routing)  # fmt: skip
                 view["drawing"] = draw(fabric, marks.with_lost(a.jobs, a.jobs_lost()))
             elif changed:
                 view["healthy_again"] = True

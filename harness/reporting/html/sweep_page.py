@@ -37,7 +37,9 @@ def base_lost(result: SweepResult, state: FaultState) -> list[str]:
     """Jobs already lost in the base state (counted as lost, not in any case's bandwidth)."""
     if state.is_healthy or not result.jobs:
         return []
-    return Analysis(result.fabric, Observation.from_state(state), result.jobs).jobs_lost()
+    return Analysis(
+        result.fabric, Observation.from_state(state), result.jobs, routing=result.spec.routing
+    ).jobs_lost()
 
 
 def _categories(result: SweepResult) -> list[dict[str, Any]]:
