@@ -121,8 +121,8 @@ def evaluate_margin(
     ``reference`` is that state's analysis (None when it is the healthy fabric,
     then one evaluator serves the relative and the ``abs:`` rules alike).  A
     further failure is unplanned (a kill, cut or optic): it crashes the running
-    jobs whose timeout is no longer than ``reroute_s`` when it takes a link
-    their traffic uses.
+    jobs whose timeout is no longer than ``reroute_s`` when it takes a cable
+    their flows are routed over in ``state`` (the routes before it).
     """
     rel_ev = CaseEvaluator(
         fabric, jobs, state, reference=reference, forwarding=forwarding, paths=paths
@@ -132,7 +132,7 @@ def evaluate_margin(
     if reference is not None and any(r.absolute and r.metric in RATIO_METRICS for r in rules):
         abs_ev = CaseEvaluator(fabric, jobs, state, forwarding=forwarding, paths=paths)
         abs_ev.prepare()
-    fragile = reroute_fragile(fabric, jobs, reroute_s, skip=summary.jobs_lost)
+    fragile = reroute_fragile(rel_ev.base, reroute_s, skip=summary.jobs_lost)
     up = state.element_up
     cap = state.link_capacity
     live = [

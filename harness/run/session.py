@@ -90,7 +90,6 @@ class RunSession:
         self.baseline = Measurements(backend.name)
         self._current: Analysis | None = self.healthy
         self.reroute_s = routing.reroute
-        self.uses = traffic_of(fabric, jobs)
         self.timeline = Timeline.start(jobs)
 
     def analysis(self) -> Analysis:
@@ -103,10 +102,13 @@ class RunSession:
         return self._current
 
     def _changed(self, applied: AppliedFault | None = None) -> float:
+        # a failure stalls the flows whose routes it was on: the routes before the change
+        before = self._current if applied is not None else None
+        uses = traffic_of(before) if before is not None else {}
         self._current = None
         settle = self.backend.settle(self.options.settle_timeout)
         self.timeline = after_change(self.timeline, self.analysis(), applied, self.reroute_s,
-                                     self.uses)  # fmt: skip
+                                     uses)  # fmt: skip
         return settle
 
     # -- what to measure ---------------------------------------------------------------
