@@ -289,7 +289,10 @@ def traffic_links(a: Analysis, job: Job) -> frozenset[int]:
 
 def routed_of(a: Analysis, jobs: Sequence[Job] | None = None) -> dict[str, RoutedLinks]:
     """The routed cables of ``jobs`` (default: ``a``'s), per draw, by name (cached per state)."""
-    return routed_links(a.network, a.jobs if jobs is None else jobs, a.forwarding)
+    chosen = a.jobs if jobs is None else tuple(jobs)
+    if not chosen:  # the network (NIC rates and all) is not built for nothing
+        return {}
+    return routed_links(a.network, chosen, a.forwarding)
 
 
 def fault_links(fabric: Fabric, applied: AppliedFault) -> frozenset[int]:
