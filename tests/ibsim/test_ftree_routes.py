@@ -5,8 +5,9 @@ flows from :func:`~harness.invariants.traffic._place` on
 :func:`~harness.invariants.forwarding.flow_paths`: the leaf's uplink, the
 spine, the spine's cable down) is compared with the LFTs OpenSM wrote, read
 with ``dump_lfts`` and followed over the live wiring: on a healthy fabric and
-after a spine kill they are the same, so a spine kill stalls the same jobs
-in the model and on the real tables.  (Where they differ -- a single uplink
+after a spine kill they are the same, and so, for every spine, are the jobs
+whose collective flows it carries (what its kill stalls) in the model's
+routed cables and on the real tables.  (Where they differ -- a single uplink
 cut, a dead HCA ahead of others on a leaf -- is stated in docs/ibsim.md.)
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.backends.ibsim.backend import IbsimBackend
+from harness.backends.ibsim.jobs import TableJobs
 from harness.backends.ibsim.walk import Routes
 from harness.fabric import preset
 from harness.fabric.generators import two_tier
@@ -26,6 +28,7 @@ from harness.invariants.analysis import Analysis
 from harness.invariants.forwarding import Resources
 from harness.invariants.forwarding import flow_paths
 from harness.invariants.state import Observation
+from harness.invariants.timeline import routed_of
 from harness.invariants.traffic import _place
 from tests.ibsim.ibsim_helpers import needs_ib
 
@@ -60,16 +63,45 @@ def _compare(f: Fabric, state: FaultState, routes: Routes) -> tuple[int, list[st
     return seen, wrong
 
 
+def _blast(f: Fabric, state: FaultState, jobs: list[Job], backend: IbsimBackend) -> None:
+    """For every live spine: the jobs the tables send a collective flow over it are the jobs
+    the model's routed cables put on it (the set a kill of it stalls, on both sides)."""
+    a = Analysis(f, Observation.from_state(state), jobs)
+    routed = routed_of(a)
+    table_jobs = TableJobs(f, jobs, backend.routes)
+    routes = backend.routes()
+    for spine in f.spines.tolist():
+        if not state.element_up[spine]:
+            continue
+        links = f.links_at(spine).tolist()
+        gone = {frozenset((f.ids[f.link_a[x]], f.ids[f.link_b[x]])) for x in links}
+        model = {j.name for j in jobs if routed[j.name].hits(links)}
+        tables = {
+            n for n, fate in table_jobs.fates.items() if table_jobs._crosses(routes, fate, gone)
+        }
+        assert model == tables, f.ids[spine]
+
+
+def _jobs(f: Fabric, *groups: str) -> list[Job]:
+    return [Job(f"j{k}", tuple(f.index[n] for n in g.split()), timeout=0.01)
+            for k, g in enumerate(groups)]  # fmt: skip
+
+
 def test_static_routes_are_ftrees_tables_healthy_and_after_a_spine_kill(state_root: Path) -> None:
     f = two_tier(sus=2, nodes_per_su=4, node="a800", spines=4, leaf_radix=8)
+    jobs = _jobs(f, "su01/node01 su02/node01", "su01/node02 su02/node02 su01/node03",
+                 "su01/node04 su02/node03 su02/node04",
+                 " ".join(f.ids[s] for s in f.servers.tolist()))  # fmt: skip
     with IbsimBackend(root=state_root) as backend:
         backend.apply(f)
         assert _compare(f, FaultState.healthy(f), backend.routes()) == (128, [])
+        _blast(f, FaultState.healthy(f), jobs, backend)
         (kill,) = resolve_faults(f, "kill spine-02", "test")
         backend.inject(kill)
         assert backend.sim is not None
         assert backend.sim.routing_engine_used() == "ftree"
         assert _compare(f, FaultState.healthy(f).inject(kill), backend.routes()) == (128, [])
+        _blast(f, FaultState.healthy(f).inject(kill), jobs, backend)
 
 
 def test_static_routes_are_ftrees_tables_on_seed_a800(state_root: Path) -> None:
