@@ -23,16 +23,16 @@ as cable ids:
     keeps the cables of every draw and :attr:`RoutedLinks.links` their
     union.  A job is judged stalled when **any** draw puts one of its flows
     on a cable that died (the fabric's real hash is one of many; a risk
-    check must not call a job safe that a hash may put there), and the
-    number of draws that do is reported beside it (:meth:`RoutedLinks.hits`,
-    :func:`draw_note`: "in 3 of 16 hash draws").
+    check must not call a job safe that a hash may put there); the risk
+    check's and the sweep's reasons say in how many draws when not all
+    (:meth:`RoutedLinks.hits`, :func:`draw_note`: "in 3 of 16 hash draws").
 
 In three tiers the core tier is pooled by the flow engine whatever the
 forwarding: a pod's pooled core uplinks stand for the live spine-core cables
 of the spines the flow climbs to (in the source pod) and of the spines that
 reach the destination leaf (in the destination pod).  Access cables of every
-live port a flow uses count too (a leaf kill stalls nothing that is not cut
-off: the job's NICs under it lose their port and the verdict loses the job).
+live port a flow uses count too: a job that outlives one of its NIC ports (a
+second port, PXN) still stalls while the fabric routes around it.
 
 Answers are cached per (fabric, live elements, live cables, forwarding,
 jobs): the timeline asks at every change, the risk check's N+1 margin and the
