@@ -48,7 +48,6 @@ class ModelBackend(Closes):
         self._routing = DEFAULT_ROUTING
         self._analysis: tuple[FaultState, Analysis] | None = None
         self._timeline = Timeline.start(())
-        self._uses: dict[str, frozenset[int]] = {}
 
     @property
     def state(self) -> FaultState:
@@ -70,17 +69,18 @@ class ModelBackend(Closes):
         self._routing = routing
         self._analysis = None
         self._timeline = Timeline.start(self._jobs)
-        self._uses = traffic_of(fabric, self._jobs)
 
     def inject(self, fault: AppliedFault) -> None:
-        """Add the fault to the state; the jobs' timeline sees the change."""
+        """Add the fault to the state; the jobs' timeline sees the change (it stalls the jobs
+        whose flows the routes before it sent over what it takes down)."""
+        uses = traffic_of(self._current()) if self._jobs else {}
         self._state = self.state.inject(fault)
-        self._advance(fault)
+        self._advance(fault, uses)
 
     def revert(self, fault: AppliedFault) -> None:
         """Remove the fault from the state; the jobs' timeline sees the change."""
         self._state = self.state.revert(fault)
-        self._advance(None)
+        self._advance(None, {})
 
     def _current(self) -> Analysis:
         state = self.state
@@ -91,10 +91,10 @@ class ModelBackend(Closes):
             ))  # fmt: skip
         return self._analysis[1]
 
-    def _advance(self, fault: AppliedFault | None) -> None:
+    def _advance(self, fault: AppliedFault | None, uses: dict[str, frozenset[int]]) -> None:
         if self._jobs:
             self._timeline = after_change(self._timeline, self._current(), fault,
-                                          self._routing.reroute, self._uses)  # fmt: skip
+                                          self._routing.reroute, uses)  # fmt: skip
 
     def wait(self, seconds: float) -> None:
         """Advance the jobs' timeline by ``seconds`` with the faults as they are."""

@@ -17,7 +17,7 @@ control plane (``routing: bgp``); a mapping names each setting
     much bandwidth a job's collectives get (:mod:`harness.invariants.traffic`).
     ``static``: per-destination tables, as OpenSM's ftree/updn/minhop build
     them (every flow to one destination takes one uplink: the destination's
-    leaf port modulo the live uplinks); ``adaptive``: flows spread over every
+    place among its leaf's ports modulo the live uplinks); ``adaptive``: flows spread over every
     live uplink (InfiniBand adaptive routing, Spectrum-X); ``ecmp``: per-flow
     hashing over the equal-cost uplinks (BGP fabrics).  ``auto`` is what the
     control plane gives unless told otherwise: ``static`` with ``sm`` (OpenSM

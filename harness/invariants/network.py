@@ -131,6 +131,24 @@ class Network:
         return out
 
     @cached_property
+    def port_rank(self) -> IntArray:
+        """(NIC, port slot) -> its access cable's place among its leaf's access cables, in
+        leaf port order from 0 (0: none): the index OpenSM's ftree gives the compute node
+        port (``fabric_route_to_cns`` routes a leaf's nodes in port order, each to the least
+        loaded up port group: on a healthy leaf, position mod up groups)."""
+        table, _ = self.access
+        f = self.fabric
+        out = np.zeros(table.shape, dtype=np.int64)
+        nic, slot = np.nonzero(table >= 0)
+        link = table[nic, slot]
+        order = np.lexsort((f.link_b_port[link], f.link_b[link]))
+        leaf = f.link_b[link][order]
+        starts = np.r_[0, np.flatnonzero(np.diff(leaf)) + 1] if leaf.size else leaf
+        first = np.repeat(starts, np.diff(np.r_[starts, leaf.size]))
+        out[nic[order], slot[order]] = np.arange(leaf.size) - first
+        return out
+
+    @cached_property
     def leaf_up_gbps(self) -> FloatArray:
         """Per element: live leaf-spine Gb/s of a leaf (one direction)."""
         f = self.fabric

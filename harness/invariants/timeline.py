@@ -68,8 +68,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
-
 from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
@@ -77,6 +75,9 @@ from harness.fabric.model import LinkKind
 from harness.faults.fault import AppliedFault
 from harness.faults.fault import FaultKind
 from harness.invariants.analysis import Analysis
+from harness.invariants.routed_links import RoutedLinks
+from harness.invariants.routed_links import draw_note
+from harness.invariants.routed_links import routed_links
 
 JobState = Literal["running", "stalled", "crashed"]
 
@@ -272,40 +273,26 @@ class Timeline:
 
 
 # -- what a job's traffic uses ------------------------------------------------------------
-def traffic_links(fabric: Fabric, job: Job) -> frozenset[int]:
-    """The fabric links a job's collectives may cross.
+def traffic_links(a: Analysis, job: Job) -> frozenset[int]:
+    """The cables ``job``'s flows are routed over in ``a``'s state, under ``a``'s forwarding.
 
-    Every access link of its rail NICs; per rail whose NICs sit under two or
-    more leaves, those leaves' uplinks; if those leaves are in two or more
-    pods, the uplinks of the spines above them.  (Traffic within one leaf, or
-    between rails of one server over NVLink, never reaches a spine.)
+    The flows of its collectives as the flow engine places them, on the paths
+    the forwarding model gives them (:mod:`harness.invariants.routed_links`):
+    under static tables the d-mod-k path of each flow, so a spine's loss
+    touches only the jobs whose destinations it carried; under adaptive
+    routing every admissible cable of the pools; under ``ecmp`` every cable
+    some hash draw puts a flow on.  A job inside one leaf uses only its
+    access cables; one on one server, none.
     """
-    f = fabric
-    servers = set(job.servers)
-    nic_mask = (f.kind == int(Kind.NIC)) & np.isin(f.parent, list(servers))
-    access = np.flatnonzero(f.link_kind == int(LinkKind.ACCESS))
-    a_is_nic = nic_mask[f.link_a[access]]
-    b_is_nic = nic_mask[f.link_b[access]]
-    mine = access[a_is_nic | b_is_nic]
-    out: set[int] = set(mine.tolist())
-    leaves_per_rail: dict[int, set[int]] = {}
-    for link in mine.tolist():
-        a, b = int(f.link_a[link]), int(f.link_b[link])
-        nic, leaf = (a, b) if nic_mask[a] else (b, a)
-        leaves_per_rail.setdefault(int(f.rail[nic]), set()).add(leaf)
-    up = np.flatnonzero(f.link_kind == int(LinkKind.LEAF_SPINE))
-    core = np.flatnonzero(f.link_kind == int(LinkKind.SPINE_CORE))
-    for leaves in leaves_per_rail.values():
-        if len(leaves) < 2:
-            continue
-        lv = np.array(sorted(leaves))
-        ups = up[np.isin(f.link_a[up], lv) | np.isin(f.link_b[up], lv)]
-        out |= set(ups.tolist())
-        if len({int(f.pod[x]) for x in leaves}) >= 2 and core.size:
-            spines = np.union1d(f.link_a[ups], f.link_b[ups])
-            out |= set(core[np.isin(f.link_a[core], spines) | np.isin(f.link_b[core], spines)]
-                       .tolist())  # fmt: skip
-    return frozenset(out)
+    return routed_links(a.network, [job], a.forwarding)[job.name].links
+
+
+def routed_of(a: Analysis, jobs: Sequence[Job] | None = None) -> dict[str, RoutedLinks]:
+    """The routed cables of ``jobs`` (default: ``a``'s), per draw, by name (cached per state)."""
+    chosen = a.jobs if jobs is None else tuple(jobs)
+    if not chosen:  # the network (NIC rates and all) is not built for nothing
+        return {}
+    return routed_links(a.network, chosen, a.forwarding)
 
 
 def fault_links(fabric: Fabric, applied: AppliedFault) -> frozenset[int]:
@@ -375,9 +362,10 @@ def after_change(
     return t.changed(names, why, stalls, crashes)
 
 
-def traffic_of(fabric: Fabric, jobs: Sequence[Job]) -> dict[str, frozenset[int]]:
-    """:func:`traffic_links` of every job, by name."""
-    return {job.name: traffic_links(fabric, job) for job in jobs}
+def traffic_of(a: Analysis, jobs: Sequence[Job] | None = None) -> dict[str, frozenset[int]]:
+    """:func:`traffic_links` of every job of ``jobs`` (default: ``a``'s), by name: the routes of
+    ``a``'s state, which a failure from that state stalls."""
+    return {name: r.links for name, r in routed_of(a, jobs).items()}
 
 
 # -- a change applied at once, as a pre-change risk check sees it -------------------------
@@ -396,7 +384,8 @@ def crashed_by_change(
     running = [j for j in before.jobs if j.name not in set(before.jobs_lost())]
     if not running or not change:
         return {}
-    uses = traffic_of(before.fabric, running)
+    routed = routed_of(before, running)
+    uses = {name: r.links for name, r in routed.items()}
     stalls = {j.name: max(reroute_stall(before.fabric, a, uses[j.name], reroute_s)
                           for a in change) for j in running}  # fmt: skip
     crashes: dict[str, str] = {}
@@ -406,18 +395,22 @@ def crashed_by_change(
             crashes[j.name] = why
     gone, _ = cut_off(after)
     t = Timeline.start(running).changed(gone, stalls=stalls, crashes=crashes).observed()
-    return {f.name: f.reason for f in t.fates if f.lost and f.name not in gone}
+    taken = frozenset().union(*(fault_links(before.fabric, a) for a in change))
+    return {f.name: f.reason + (draw_note(routed[f.name], taken) if f.name in routed else "")
+            for f in t.fates if f.lost and f.name not in gone}  # fmt: skip
 
 
 def reroute_fragile(
-    fabric: Fabric, jobs: Sequence[Job], reroute_s: float, skip: Collection[str] = ()
-) -> dict[str, frozenset[int]]:
-    """The jobs (not in ``skip``) a reroute of ``reroute_s`` crashes, with their traffic links.
+    a: Analysis, reroute_s: float, skip: Collection[str] = ()
+) -> dict[str, RoutedLinks]:
+    """The jobs of ``a`` (not in ``skip``) a reroute of ``reroute_s`` crashes, with the cables
+    their flows are routed over in ``a``'s state.
 
     A job whose timeout is no longer than the control plane's reroute crashes
-    when any further kill, cut or optic takes away a link its traffic uses.
+    when any further kill, cut or optic takes away a cable its routed flows
+    cross (under ``ecmp``: in some hash draw; the draws are kept for the note).
     """
     if reroute_s <= 0:
         return {}
-    fragile = [j for j in jobs if stall_crashes(reroute_s, j.timeout) and j.name not in skip]
-    return traffic_of(fabric, fragile)
+    fragile = [j for j in a.jobs if stall_crashes(reroute_s, j.timeout) and j.name not in skip]
+    return routed_of(a, fragile) if fragile else {}

@@ -137,7 +137,7 @@ def _place(net: Network, jobs: Sequence[Job]) -> Flows:
             cols["slot"].append(np.full(k, p))
             cols["leaf_a"].append(np.where(both[take, p], la_all[take, p], -1))
             cols["leaf_b"].append(np.where(both[take, p], lb_all[take, p], -1))
-            cols["key"].append(net.port_number[b[take], p])
+            cols["key"].append(net.port_rank[b[take], p])
             cols["demand"].append(np.where(none[take], 0.0, demand[take]))
             cols["scale"].append(np.full(k, volume))
             cols["weight"].append(1.0 / np.maximum(common[take], 1))

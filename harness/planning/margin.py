@@ -118,7 +118,7 @@ def evaluate_margin(
     then one evaluator serves the relative and the ``abs:`` rules alike).  A
     further failure is unplanned (a kill, cut or optic): it crashes the running
     jobs whose timeout is no longer than ``routing.reroute`` when it takes a
-    link their traffic uses.
+    cable their flows are routed over in ``state`` (the routes before it).
     """
     rel_ev = CaseEvaluator(fabric, jobs, state, reference=reference, routing=routing)
     rel_ev.prepare()
@@ -126,7 +126,7 @@ def evaluate_margin(
     if reference is not None and any(r.absolute and r.metric in RATIO_METRICS for r in rules):
         abs_ev = CaseEvaluator(fabric, jobs, state, routing=routing)
         abs_ev.prepare()
-    fragile = reroute_fragile(fabric, jobs, routing.reroute, skip=summary.jobs_lost)
+    fragile = reroute_fragile(rel_ev.base, routing.reroute, skip=summary.jobs_lost)
     up = state.element_up
     cap = state.link_capacity
     live = [

@@ -85,7 +85,6 @@ class RunSession:
         self.healthy = Analysis(fabric, Observation.from_state(self.state), jobs, routing=routing)
         self.baseline = Measurements(backend.name)
         self._current: Analysis | None = self.healthy
-        self.uses = traffic_of(fabric, jobs)
         self.timeline = Timeline.start(jobs)
 
     def analysis(self) -> Analysis:
@@ -97,11 +96,14 @@ class RunSession:
             )  # fmt: skip
         return self._current
 
-    def _changed(self, applied: AppliedFault | None = None) -> float:
+    def _changed(self, applied: AppliedFault | None = None, before: Analysis | None = None) -> float:
+        """Settle the backend and move the jobs' timeline past the change; ``before``: the
+        analysis of the state before ``applied`` (the routes its failure stalls)."""
+        uses = traffic_of(before) if before is not None else {}
         self._current = None
         settle = self.backend.settle(self.options.settle_timeout)
         self.timeline = after_change(self.timeline, self.analysis(), applied, self.routing.reroute,
-                                     self.uses)  # fmt: skip
+                                     uses)  # fmt: skip
         return settle
 
     # -- what to measure ---------------------------------------------------------------
@@ -156,9 +158,10 @@ class RunSession:
     def inject(self, step: InjectStep, applied: AppliedFault) -> StepResult:
         """Inject a fault on the backend and in the prediction; the step says what survived."""
         self.applied.append((step.name, applied))  # recorded before it is done
+        before = self.analysis()  # a failure stalls the flows whose routes it was on
         self.backend.inject(applied)
         self.state = self.state.inject(applied)
-        settle = self._changed(applied)
+        settle = self._changed(applied, before)
         text = applied.describe(self.fabric)
         told = story(self.fabric, self.analysis(), self.healthy, self.timeline)
         return StepResult("inject", text, told, where=step.where, settle_s=settle)

@@ -71,9 +71,9 @@ def _played(*faults: dict[str, object], timeout: float, nodes: str) -> Timeline:
     (job,) = resolve_jobs([JobSpec("j", (nodes,), timeout=timeout)], SEED)
     state = FaultState.healthy(SEED)
     t = Timeline.start([job])
-    uses = traffic_of(SEED, [job])
     for raw in faults:
         applied = Fault.parse(raw).resolve(SEED)
+        uses = traffic_of(Analysis(SEED, Observation.from_state(state), (job,)))  # routes before
         state = state.inject(applied)
         a = Analysis(SEED, Observation.from_state(state), (job,))
         t = after_change(t, a, applied, 1.0, uses)

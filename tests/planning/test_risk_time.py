@@ -55,7 +55,9 @@ def risk(change: str, routing: Routing = DEFAULT, **kw: object) -> dict[str, obj
 
 
 def test_a_kill_crashes_a_job_whose_timeout_the_reroute_outlasts() -> None:
-    doc = risk("kill spine-03")
+    # spine-01 carries the destinations at the first port of each leaf (ftree's first up
+    # group): the ring's su01 -> su02 flows end at su02/node01, so they cross it
+    doc = risk("kill spine-01")
     assert doc["ok"] is False
     after = doc["after"]
     assert isinstance(after, dict)
@@ -67,6 +69,16 @@ def test_a_kill_crashes_a_job_whose_timeout_the_reroute_outlasts() -> None:
     assert after["job_busbw_ratio"]["patient"] == pytest.approx(1.0)  # 34.4 s > 1 s: survives
     assert after["job_busbw_ratio"]["one-su"] == 1.0  # its traffic never reaches a spine
     assert after["gpu_pairs_disconnected"] == 0  # nothing is cut off: time alone loses it
+
+
+def test_a_kill_stalls_only_the_jobs_whose_routed_flows_cross_what_died() -> None:
+    # static tables: spine-03 carries no destination of the impatient job's flows (its ring
+    # and trees cross SUs at a few ranks only): its kill stalls nothing, whatever the leaves
+    doc = risk("kill spine-03")
+    assert doc["ok"] is True
+    assert doc["after"]["jobs_lost"] == []  # type: ignore[index]
+    adaptive = risk("kill spine-03", dataclasses.replace(DEFAULT, forwarding="adaptive"))
+    assert adaptive["after"]["jobs_lost"] == ["impatient"]  # type: ignore[index]
 
 
 def test_the_same_spine_drained_loses_nothing() -> None:

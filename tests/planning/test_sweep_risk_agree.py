@@ -57,13 +57,14 @@ def test_sweep_and_risk_margin_agree_on_every_single_failure_with_a_reroute() ->
         assert (s.min_busbw_ratio, s.busbw_job) == (m.min_busbw_ratio, m.busbw_job), key
         crashed += bool(s.crashed)
         assert "patient" not in s.crashed
-    # the reroute matters here: many failures crash a job that no path was cut from
-    assert crashed > 1000
+    # the reroute matters here: many failures crash a job that no path was cut from (only
+    # those whose routed flows cross what fails: under static tables not every spine)
+    assert crashed > 400
     # the survivors' figure of a crashed case, from the flows the case moves, equals the
     # full analysis's (sampled: each of those costs a full analysis)
     ev = CaseEvaluator(fabric, jobs, FaultState.healthy(fabric))
     ev.prepare()
-    crashes = [c for c in sweep.cases if c.crashed][::50]
+    crashes = [c for c in sweep.cases if c.crashed][::20]
     assert len(crashes) >= 20
     for c in crashes:
         assert ev.case_busbw_without(c.failures, c.jobs_lost) == SweepBase.case_busbw_without(

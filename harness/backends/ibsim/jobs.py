@@ -8,9 +8,11 @@ traffic over, and how long the SM then took to write new tables (the first
 console line to its ``SUBNET UP``).  The job's fate follows the model's rule
 (:mod:`harness.invariants.timeline`) on the real clock:
 
-* a change that takes down a cable the job's routes cross, and after which
-  OpenSM routes the job again, stalls it for the SM's measured routing time; a
-  stall as long as the job's timeout (NCCL's IB retry window) crashes it;
+* a change that takes down a cable the tables sent a flow of the job's
+  collectives over (its ring's and trees' NIC pairs in rank order, on every
+  rail, as the model places them), and after which OpenSM routes the job
+  again, stalls it for the SM's measured routing time; a stall as long as the
+  job's timeout (NCCL's IB retry window) crashes it;
 * a change after which the tables route some pair of its NICs no more stalls
   it until a later change routes it again; the stall's measured length
   against the timeout decides (a flap shorter than the timeout is survived);
@@ -44,6 +46,7 @@ from harness.backends.ibsim.walk import Routes
 from harness.backends.measurement import JobRun
 from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
+from harness.invariants.collectives import rank_flows
 from harness.invariants.timeline import stall_crashes
 
 Cable = frozenset[str]  # the element ids at its two ends
@@ -58,6 +61,7 @@ class _Fate:
     job: Job
     src: npt.NDArray[np.intp]  # NIC element indices: every ordered pair on one rail
     dst: npt.NDArray[np.intp]
+    flows: tuple[tuple[int, int], ...] = ()  # the NIC pairs its collectives send over
     stalled_since: float | None = None  # its routes are gone since (a change's start)
     stalled_why: str = ""
     crashed: str = ""  # why it crashed (until restarted)
@@ -78,6 +82,27 @@ def _job_pairs(fabric: Fabric, job: Job) -> tuple[npt.NDArray[np.intp], npt.NDAr
     return np.array(src, dtype=np.intp), np.array(dst, dtype=np.intp)
 
 
+def _flow_pairs(fabric: Fabric, job: Job) -> tuple[tuple[int, int], ...]:
+    """The (sender, receiver) NIC pairs of the job's collectives on every rail, as the model
+    places them (:func:`~harness.invariants.collectives.rank_flows` over its rank order):
+    NCCL sends only over its ring's and trees' edges (every pair for all-to-all)."""
+    nic_of: dict[tuple[int, int], int] = {}
+    servers = set(job.servers)
+    for n in fabric.nics.tolist():
+        if int(fabric.parent[n]) in servers and int(fabric.rail[n]) >= 0:
+            nic_of[int(fabric.parent[n]), int(fabric.rail[n])] = int(n)
+    rails = sorted({r for _, r in nic_of})
+    out: dict[tuple[int, int], None] = {}
+    for collective in job.collectives:
+        src, dst = rank_flows(collective, len(job.servers))
+        for a, b in zip(src.tolist(), dst.tolist(), strict=True):
+            for r in rails:
+                x, y = nic_of.get((job.servers[a], r)), nic_of.get((job.servers[b], r))
+                if x is not None and y is not None:
+                    out[x, y] = None
+    return tuple(out)
+
+
 class TableJobs:
     """The scenario's jobs, followed across every change of the simulated subnet."""
 
@@ -91,7 +116,9 @@ class TableJobs:
         self.fabric = fabric
         self._routes = routes
         self._clock = clock
-        self.fates = {j.name: _Fate(j, *_job_pairs(fabric, j)) for j in jobs}
+        self.fates = {
+            j.name: _Fate(j, *_job_pairs(fabric, j), flows=_flow_pairs(fabric, j)) for j in jobs
+        }
         self._crossing: set[str] = set()
 
     # -- around one change (Simulation.change calls these) -----------------------------
@@ -179,9 +206,10 @@ class TableJobs:
         return f"no route in the LFTs from {ids[a]} to {ids[b]} (rail {int(self.fabric.rail[a])})"
 
     def _crosses(self, routes: Routes, fate: _Fate, gone: set[Cable]) -> bool:
-        """Whether the tables send any pair of the job over one of the ``gone`` cables."""
+        """Whether the tables send any flow of the job's collectives over one of the ``gone``
+        cables (the pairs NCCL sends over, as the model's blast radius counts them)."""
         ids = self.fabric.ids
-        for a, b in zip(fate.src.tolist(), fate.dst.tolist(), strict=True):
+        for a, b in fate.flows:
             hops = routes.path(a, b)
             if hops is None:
                 continue

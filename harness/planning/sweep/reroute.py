@@ -1,8 +1,9 @@
 """The jobs a reroute crashes, on top of a failure case (the sweep's and the N+1 margin's).
 
 A failure case is unplanned (a kill, cut or optic): the fabric reroutes around
-it, and every running job whose traffic used a link it took stalls for the
-control plane's ``reroute`` time.  A job crashes when that stall reaches its
+it, and every running job whose routed flows crossed a cable it took (the
+routes of the base state, :mod:`harness.invariants.routed_links`) stalls for
+the control plane's ``reroute`` time.  A job crashes when that stall reaches its
 timeout -- the one crash rule, :func:`harness.invariants.timeline.stall_crashes`,
 applied by :func:`harness.invariants.timeline.reroute_fragile`.  The sweep and
 the risk check's N+1 margin both add these crashes here, so they agree on every
@@ -16,6 +17,8 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 
 from harness.fabric.model import Fabric
+from harness.invariants.routed_links import RoutedLinks
+from harness.invariants.routed_links import draw_note
 from harness.planning.sweep.evaluator import CaseEvaluator
 from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.records import Failure
@@ -35,19 +38,24 @@ def taken_links(fabric: Fabric, failures: Sequence[Failure]) -> set[int]:
 def with_reroute_crashes(
     fabric: Fabric,
     c: CaseResult,
-    fragile: Mapping[str, frozenset[int]],
+    fragile: Mapping[str, RoutedLinks],
     ev: CaseEvaluator,
 ) -> CaseResult:
-    """``c`` with the ``fragile`` jobs whose traffic the case takes away crashed (lost, not
-    surviving: when the slowest survivor crashed, the next one is found by ``ev``)."""
+    """``c`` with the ``fragile`` jobs whose routed flows the case takes away crashed (lost,
+    not surviving: when the slowest survivor crashed, the next one is found by ``ev``).
+
+    Under ``ecmp`` a job is crashed when some hash draw routes a flow of it over
+    what the case takes, and its reason says in how many draws."""
     if not fragile:
         return c
     links = taken_links(fabric, c.failures)
-    hit = [name for name, uses in fragile.items() if name not in c.jobs_lost and links & uses]
+    hit = [name for name, uses in fragile.items()
+           if name not in c.jobs_lost and not links.isdisjoint(uses.links)]  # fmt: skip
     if not hit:
         return c
     around = ", ".join(x.id for x in c.failures)
-    why = tuple(f"{name}: crashed while the fabric rerouted around {around}" for name in hit)
+    why = tuple(f"{name}: crashed while the fabric rerouted around {around}"
+                f"{draw_note(fragile[name], links)}" for name in hit)  # fmt: skip
     lost = (*c.jobs_lost, *hit)
     bw, slowest = c.min_busbw_ratio, c.busbw_job
     if slowest in hit:

@@ -32,6 +32,7 @@ from harness.fabric.routing import PathRule
 from harness.fabric.routing import Routing
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
+from harness.invariants.routed_links import RoutedLinks
 from harness.invariants.timeline import reroute_fragile
 from harness.planning.sweep.cases import DEFAULT_CATEGORIES
 from harness.planning.sweep.cases import sampled_pairs
@@ -170,7 +171,7 @@ def enumerate_cases(fabric: Fabric, spec: SweepSpec) -> tuple[list[tuple[Failure
     return cases, sampled
 
 
-_Prepared = tuple[CaseEvaluator, list[tuple[Failure, ...]], int, dict[str, frozenset[int]]]
+_Prepared = tuple[CaseEvaluator, list[tuple[Failure, ...]], int, dict[str, RoutedLinks]]
 _EVALUATORS: dict[SweepSpec, tuple[Fabric, _Prepared]] = {}
 
 
@@ -196,7 +197,7 @@ def _prepare(spec: SweepSpec, fabric: Fabric) -> _Prepared:
     ev = CaseEvaluator(fabric, jobs, state, bisection=spec.bisection, routing=spec.routing)
     ev.prepare()
     cases, sampled = enumerate_cases(fabric, spec)
-    fragile = reroute_fragile(fabric, jobs, spec.reroute_s, skip=ev._base_lost)
+    fragile = reroute_fragile(ev.base, spec.reroute_s, skip=ev._base_lost)
     return ev, cases, sampled, fragile
 
 
@@ -211,7 +212,7 @@ def evaluate_shard(spec: SweepSpec, start: int, stop: int) -> tuple[list[CaseRes
 def _evaluate(
     ev: CaseEvaluator,
     cases: Sequence[tuple[Failure, ...]],
-    fragile: Mapping[str, frozenset[int]],
+    fragile: Mapping[str, RoutedLinks],
 ) -> list[CaseResult]:
     """Singles in bulk (same answers, vectorized), pairs one by one, order kept; then the
     ``fragile`` jobs a case's reroute crashes (:mod:`.reroute`)."""
