@@ -96,7 +96,9 @@ class RunSession:
             )  # fmt: skip
         return self._current
 
-    def _changed(self, applied: AppliedFault | None = None, before: Analysis | None = None) -> float:
+    def _changed(
+        self, applied: AppliedFault | None = None, before: Analysis | None = None
+    ) -> float:
         """Settle the backend and move the jobs' timeline past the change; ``before``: the
         analysis of the state before ``applied`` (the routes its failure stalls)."""
         uses = traffic_of(before) if before is not None else {}
