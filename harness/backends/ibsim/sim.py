@@ -186,7 +186,14 @@ class Simulation(ClosesOnSignals):
         return f"harness-{self.ledger.run_id}"
 
     def start(self) -> None:
-        """Start ibsim on the fabric and OpenSM on it; return at SUBNET UP."""
+        """Start ibsim on the fabric and OpenSM on it; return at SUBNET UP.
+
+        A simulation that is running already is left as it is (``with Simulation(...)``
+        starts it: a second ``start()`` inside must not start another pair and lose
+        the first one's ledger).
+        """
+        if self.ledger is not None:
+            return
         try:
             self._start()
         except BaseException:
