@@ -90,6 +90,8 @@ class RunSession:
         self.baseline = Measurements(backend.name)
         self._current: Analysis | None = self.healthy
         self.reroute_s = routing.reroute
+        self.link_up_s = routing.link_up_s
+        self.serial = routing.serial_sweeps
         self.uses = traffic_of(fabric, jobs)
         self.timeline = Timeline.start(jobs)
 
@@ -102,11 +104,14 @@ class RunSession:
             )  # fmt: skip
         return self._current
 
-    def _changed(self, applied: AppliedFault | None = None) -> float:
+    def _changed(
+        self, applied: AppliedFault | None = None, restored: tuple[AppliedFault, ...] = ()
+    ) -> float:
         self._current = None
         settle = self.backend.settle(self.options.settle_timeout)
         self.timeline = after_change(self.timeline, self.analysis(), applied, self.reroute_s,
-                                     self.uses)  # fmt: skip
+                                     self.uses, restored=restored, link_up_s=self.link_up_s,
+                                     serial=self.serial)  # fmt: skip
         return settle
 
     # -- what to measure ---------------------------------------------------------------
@@ -179,7 +184,7 @@ class RunSession:
             self.backend.revert(self.applied[i][1])
             self.state = self.state.revert(self.applied[i][1])
             del self.applied[i]
-        settle = self._changed()
+        settle = self._changed(restored=tuple(a for _, a in chosen))
         text = "; ".join(a.describe_restore(self.fabric) for _, a in chosen)
         told = story(self.fabric, self.analysis(), self.healthy, self.timeline)
         return StepResult("restore", text, told, where=step.where, settle_s=settle)
