@@ -256,8 +256,9 @@ class Timeline:
     def after(self, seconds: float, cut_off: Collection[str]) -> Timeline:
         """``seconds`` pass with the fault state unchanged (jobs in ``cut_off`` stay cut off)."""
         now = self.now + seconds
-        return dataclasses.replace(self, now=now,
-                                   fates=tuple(self._timed_out(f, now) for f in self.fates))
+        return dataclasses.replace(
+            self, now=now, fates=tuple(self._timed_out(f, now) for f in self.fates)
+        )
 
     def changed(
         self,
@@ -308,8 +309,10 @@ class Timeline:
             return dataclasses.replace(f, since=0.0, reason="", rerouted_s=0.0)
         start = f.since if ongoing else self.now
         lasts = self.now + stall - start
-        queued = (f" ({_s(queued_s)} s of it queued behind the subnet manager's sweep under "
-                  f"way, then its own {_s(stall - queued_s)} s)") if queued_s > 0 else ""
+        queued = ""
+        if queued_s > 0:
+            queued = (f" ({_s(queued_s)} s of it queued behind the subnet manager's sweep under "
+                      f"way, then its own {_s(stall - queued_s)} s)")  # fmt: skip
         earlier = f", on top of the stall since t={_s(start)} s" if start < self.now else ""
         if stall_crashes(lasts, f.timeout):
             total = f": stalled {_s(lasts)} s" if queued or earlier else ""
