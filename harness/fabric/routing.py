@@ -71,7 +71,9 @@ control plane (``routing: bgp``); a mapping names each setting
     routes are advertised at once (``advertisement-interval 0``): about 3 s (a
     rebooted spine converged in 2.6 s on the small fabric, docs/netns.md).  A
     job that a reroute had already moved off the failed link pays nothing for
-    the repair: the routes move back while the old path still works.
+    the repair: the routes move back while the old path still works.  The
+    restore of a killed switch counts as its links coming back; a switch that
+    reboots takes minutes more: say so with a longer ``link_up``.
 
 ``bfd`` (default ``off``)
     BFD on every BGP session (``control: bgp``; FRR's ``bfdd``), which finds a
@@ -298,6 +300,11 @@ def foreign_reroute(own: Routing, stated: RoutingOverride, run: Routing) -> str 
     'it states reroute 8s for control sm; control bgp reroutes as its own control plane does'
     >>> foreign_reroute(resolve(sm8), sm8, resolve(sm8)) is None
     True
+    >>> up = parse_override({"link_up": "5s"})
+    >>> foreign_reroute(resolve(up), up, resolve(up, RoutingOverride.control("bgp")))
+    'it states link_up 5s for control sm; control bgp reroutes as its own control plane does'
+    >>> resolve(parse_override("bgp")).link_up_s, resolve(up).link_up_s
+    (3.0, 5.0)
     """
     timed = [k for k in DURATIONS if stated.states(k)]
     if run.control == own.control or not timed:

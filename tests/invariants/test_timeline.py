@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from harness.errors import ScenarioError
@@ -208,6 +209,7 @@ def test_shortest_paths_route_the_valley_up_down_does_not() -> None:
 
 
 # -- link_up: a repair carries traffic only once the link is up ---------------------------
+@settings(max_examples=40)
 @given(st.floats(0.0, 12.0), st.floats(0.0, 5.0))
 def test_a_flap_crashes_iff_outage_plus_link_up_reaches_the_timeout(down: float, up: float) -> None:
     t = Timeline.start([_job(timeout=10.0)]).changed({"j"}).after(down, {"j"})
