@@ -38,7 +38,8 @@ is restarted.  :class:`Timeline` keeps that history on a clock:
   sweep): under ``bgp`` every reroute
   takes ``reroute`` from its own failure.  A job still stalled by one reroute
   when the next one hits it stalls on without a break, from the first stall's
-  start to the last one's end;
+  start to the last one's end.  A repair's bring-up (below) is not queued
+  with them (``link_up`` is not split into training and the sweep after it);
 * **a repair takes** ``link_up`` **to carry traffic** (link training and the
   subnet manager's sweep, or the BGP session and its routes): a job the fault
   had cut off resumes only ``link_up`` after the ``restore`` of a ``kill``,
