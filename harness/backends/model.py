@@ -80,7 +80,7 @@ class ModelBackend(Closes):
     def revert(self, fault: AppliedFault) -> None:
         """Remove the fault from the state; the jobs' timeline sees the change."""
         self._state = self.state.revert(fault)
-        self._advance(None, {})
+        self._advance(None, {}, fault)
 
     def _current(self) -> Analysis:
         state = self.state
@@ -91,10 +91,18 @@ class ModelBackend(Closes):
             ))  # fmt: skip
         return self._analysis[1]
 
-    def _advance(self, fault: AppliedFault | None, uses: dict[str, frozenset[int]]) -> None:
+    def _advance(
+        self,
+        fault: AppliedFault | None,
+        uses: dict[str, frozenset[int]],
+        restored: AppliedFault | None = None,
+    ) -> None:
         if self._jobs:
-            self._timeline = after_change(self._timeline, self._current(), fault,
-                                          self._routing.reroute, uses)  # fmt: skip
+            r = self._routing
+            self._timeline = after_change(
+                self._timeline, self._current(), fault, r, uses,
+                restored=() if restored is None else (restored,),
+            )  # fmt: skip
 
     def wait(self, seconds: float) -> None:
         """Advance the jobs' timeline by ``seconds`` with the faults as they are."""

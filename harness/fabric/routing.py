@@ -56,6 +56,25 @@ control plane (``routing: bgp``); a mapping names each setting
     ``frr defaults datacenter``) or BFD: say ``reroute: 9s`` (or, with
     ``bfd: on``, about three BFD intervals).
 
+``link_up`` (default by the control plane: ``3s`` with ``sm``, ``3s`` with ``bgp``)
+    Seconds from a repair (the ``restore`` of a ``kill``, ``cut`` or ``optic``)
+    until the repaired link carries traffic again: a job the fault had cut off
+    stalls for the outage *and* this bring-up, so a flap as long as the job's
+    timeout minus ``link_up`` crashes it (:mod:`harness.invariants.timeline`).
+    ``sm``: the port trains (Polling -> LinkUp; about 2 s is assumed for an
+    HDR/NDR port: ibsim has no physical layer, so it is not measured) and the
+    SM's heavy sweep on the trap makes it Active and routes over it (the 1 s of
+    ``reroute``; ibsim's ReLink -> SUBNET UP is measured in docs/ibsim.md).
+    ``bgp``: the interface comes up, bgpd opens the session (a first attempt
+    that fails is retried after the 2 s connect timer the netns backend
+    configures, :data:`harness.backends.netns.bgp.CONNECT_RETRY_S`), and the
+    routes are advertised at once (``advertisement-interval 0``): about 3 s (a
+    rebooted spine converged in 2.6 s on the small fabric, docs/netns.md).  A
+    job that a reroute had already moved off the failed link pays nothing for
+    the repair: the routes move back while the old path still works.  The
+    restore of a killed switch counts as its links coming back; a switch that
+    reboots takes minutes more: say so with a longer ``link_up``.
+
 ``bfd`` (default ``off``)
     BFD on every BGP session (``control: bgp``; FRR's ``bfdd``), which finds a
     hung neighbour (links up, nothing answering) in three intervals instead of
@@ -74,7 +93,7 @@ scenario's ``routing:`` wins over its fabric file's, and ``harness run
 >>> parse_routing("bgp") == Routing(control="bgp")
 True
 >>> parse_routing({"control": "sm"}).describe()
-'control sm, forwarding static, paths up-down, engine ftree, reroute 1s'
+'control sm, forwarding static, paths up-down, engine ftree, reroute 1s, link_up 3s'
 >>> parse_routing({"control": "bgp", "bfd": "0.3s"}).bfd, parse_routing({"bfd": True}).bfd
 ('300ms', 'on')
 >>> parse_routing({"reroute": "9s", "paths": "shortest"}).reroute
@@ -131,8 +150,11 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "control": CONTROLS, "forwarding": FORWARDING_SETTINGS, "paths": PATH_RULES,
     "engine": ENGINES,
 }  # fmt: skip
-#: Every duration setting -> its default, in seconds.
-DURATIONS: dict[str, float] = {"reroute": DEFAULT_REROUTE_S}
+#: Seconds from a repair until the link carries traffic, by control plane, unless
+#: ``link_up:`` says otherwise (link training + the SM's sweep; the BGP session + routes).
+DEFAULT_LINK_UP_S: dict[str, float] = {"sm": 3.0, "bgp": 3.0}
+#: Every duration setting -> its default, in seconds (None: by control plane, ``link_up``).
+DURATIONS: dict[str, float | None] = {"reroute": DEFAULT_REROUTE_S, "link_up": None}
 #: ``bfd``: off, on (timers by fabric size) or an interval; FRR takes 10-60000 ms.
 BFD_WORDS: tuple[str, ...] = ("off", "on")
 BFD_MIN_MS, BFD_MAX_MS = 10, 60_000
@@ -151,6 +173,10 @@ DOCS: dict[str, str] = {
     "agree with it.",
     "reroute": "Seconds from a link failure to new routes (default 1s): a kill, cut or optic "
     "stalls the jobs whose traffic crossed it that long; 9s for a hung switch under BGP.",
+    "link_up": "Seconds from a repair (restore of a kill, cut or optic) until the link carries "
+    "traffic again: a job the fault cut off stalls for the outage plus this (default by control "
+    "plane: 3s with sm, link training + the subnet manager's sweep; 3s with bgp, the session "
+    "and its routes).",
     "bfd": "BFD on every BGP session (control bgp): off (default), on (timers by fabric size: "
     "300 ms x 3 on small fabrics, 1 s x 3 on large ones) or an interval such as 300ms "
     "(detect multiplier 3).",
@@ -169,6 +195,19 @@ class Routing:
     reroute: float = DEFAULT_REROUTE_S
     engine: Engine = "ftree"
     bfd: str = "off"  # off | on | "<N>ms" (parse_bfd)
+    link_up: float | None = None  # None: the control plane's (DEFAULT_LINK_UP_S)
+
+    @property
+    def link_up_s(self) -> float:
+        """Seconds from a repair until the link carries traffic: as stated, or the control
+        plane's (:data:`DEFAULT_LINK_UP_S`)."""
+        return DEFAULT_LINK_UP_S[self.control] if self.link_up is None else self.link_up
+
+    @property
+    def serial_sweeps(self) -> bool:
+        """Whether reroutes queue behind each other: a subnet manager sweeps one change at a
+        time (``sm``); BGP reconverges each session on its own (``bgp``)."""
+        return self.control == "sm"
 
     @property
     def forwarding_model(self) -> Forwarding:
@@ -191,7 +230,7 @@ class Routing:
         out["forwarding"] = self.forwarding_model
         if self.control != "sm":
             del out["engine"]
-        out.update({k: f"{getattr(self, k):g}s" for k in DURATIONS})
+        out.update({k: f"{self._duration(k):g}s" for k in DURATIONS})
         if self.control == "bgp":  # BFD runs with BGP only
             out["bfd"] = self.bfd
         return out
@@ -205,6 +244,9 @@ class Routing:
         ('minhop', 'up-down')
         """
         return DEFAULT.merged(RoutingOverride(tuple(settings.items())))
+
+    def _duration(self, key: str) -> float:
+        return self.link_up_s if key == "link_up" else float(getattr(self, key))
 
     def merged(self, over: RoutingOverride) -> Routing:
         """These settings with the ones ``over`` states replacing them.
@@ -262,21 +304,28 @@ class RoutingOverride:
 def foreign_reroute(own: Routing, stated: RoutingOverride, run: Routing) -> str | None:
     """Why a scenario cannot run with another control plane than its own (``None``: it can).
 
-    A ``reroute`` a scenario states is its control plane's: ``--routing bgp`` on a
-    scenario that says ``routing: {control: sm, reroute: 8s}`` runs FRR, which
-    reroutes as it does, so the 8 s (and what the scenario expects of it) no
-    longer describes the fabric.
+    A ``reroute`` (or ``link_up``) a scenario states is its control plane's:
+    ``--routing bgp`` on a scenario that says ``routing: {control: sm, reroute:
+    8s}`` runs FRR, which reroutes as it does, so the 8 s (and what the scenario
+    expects of it) no longer describes the fabric.
 
     >>> sm8 = parse_override({"control": "sm", "reroute": "8s"})
     >>> foreign_reroute(resolve(sm8), sm8, resolve(sm8, RoutingOverride.control("bgp")))
     'it states reroute 8s for control sm; control bgp reroutes as its own control plane does'
     >>> foreign_reroute(resolve(sm8), sm8, resolve(sm8)) is None
     True
+    >>> up = parse_override({"link_up": "5s"})
+    >>> foreign_reroute(resolve(up), up, resolve(up, RoutingOverride.control("bgp")))
+    'it states link_up 5s for control sm; control bgp reroutes as its own control plane does'
+    >>> resolve(parse_override("bgp")).link_up_s, resolve(up).link_up_s
+    (3.0, 5.0)
     """
-    if run.control == own.control or not stated.states("reroute"):
+    timed = [k for k in DURATIONS if stated.states(k)]
+    if run.control == own.control or not timed:
         return None
+    said = ", ".join(f"{k} {own._duration(k):g}s" for k in timed)
     return (
-        f"it states reroute {own.reroute:g}s for control {own.control}; control {run.control} "
+        f"it states {said} for control {own.control}; control {run.control} "
         "reroutes as its own control plane does"
     )
 

@@ -28,6 +28,26 @@ is restarted.  :class:`Timeline` keeps that history on a clock:
   BFD): a ``kill``, ``cut`` or ``optic`` does; a ``drain`` does not (it is
   routed around before its links go), nor a ``degrade`` (nothing is lost).  A
   reroute as slow as the timeout crashes the job;
+* **overlapping reroutes**: a subnet manager (``control: sm``) sweeps one change
+  at a time, so a failure while a sweep is under way waits for it: its routes
+  are in at ``max(failure, previous reroute's end) + reroute``
+  (:meth:`Timeline.reroute_window`), and the jobs whose traffic crossed it stall
+  until then.  Failures at one instant (or while a queued sweep has not started)
+  are in one sweep: a heavy sweep reads the whole subnet.  BGP reconverges each
+  session on its own (a withdrawal is processed as it arrives, no fabric-wide
+  sweep): under ``bgp`` every reroute
+  takes ``reroute`` from its own failure.  A job still stalled by one reroute
+  when the next one hits it stalls on without a break, from the first stall's
+  start to the last one's end.  A repair's bring-up (below) is not queued
+  with them (``link_up`` is not split into training and the sweep after it);
+* **a repair takes** ``link_up`` **to carry traffic** (link training and the
+  subnet manager's sweep, or the BGP session and its routes): a job the fault
+  had cut off resumes only ``link_up`` after the ``restore`` of a ``kill``,
+  ``cut`` or ``optic``, so its stall is the outage plus ``link_up`` and a flap
+  as long as its timeout minus ``link_up`` crashes it.  A job a reroute had
+  already moved off the failed link (it stayed connected) pays nothing for the
+  repair: the routes do move back onto the repaired link, but only once it is
+  up, while the path they leave still works (no stall);
 * losing an NVSwitch, NVLink or GPU of a running job's server crashes it at
   once (an uncorrectable NVLink error: degraded NVLink modes apply only when a
   job starts);
@@ -72,6 +92,7 @@ from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.fabric.routing import Routing
 from harness.faults.fault import AppliedFault
 from harness.faults.fault import FaultKind
 from harness.invariants.analysis import Analysis
@@ -87,6 +108,7 @@ _REROUTED = frozenset({FaultKind.KILL, FaultKind.CUT, FaultKind.OPTIC})
 # Losing one of these under a running job is an uncorrectable error.
 _IN_NODE = frozenset({Kind.GPU, Kind.NVSWITCH})
 _CUT_OFF = "its NICs cannot reach each other"
+_REROUTING = "while the fabric rerouted"
 
 #: The clock's resolution: durations closer than half of it are equal (the crash rule).
 CLOCK_RESOLUTION_S = 1e-9
@@ -136,8 +158,8 @@ class JobFate:
     timeout: float
     state: JobState = "running"
     since: float = 0.0  # stalled: when the cut-off began; crashed: when it crashed
-    reason: str = ""
-    rerouted_s: float = 0.0  # the last reroute stall it lived through
+    reason: str = ""  # stalled/crashed: why; running after a bounded stall: what it waited for
+    rerouted_s: float = 0.0  # the last bounded stall it lived through (from ``since``)
 
     @property
     def lost(self) -> bool:
@@ -157,13 +179,30 @@ class JobFate:
             return (f"{self.name} stalled since t={_s(self.since)} s ({self.reason}); it crashes "
                     f"at t={_s(self.since + self.timeout)} s unless repaired")  # fmt: skip
         if self.rerouted_s:
-            return (f"{self.name} running (stalled {_s(self.rerouted_s)} s while the fabric "
-                    f"rerouted, within its timeout of {_s(self.timeout)} s)")  # fmt: skip
+            return (f"{self.name} running (stalled {_s(self.rerouted_s)} s "
+                    f"{self.reason or _REROUTING}, within its timeout of "
+                    f"{_s(self.timeout)} s)")  # fmt: skip
         return f"{self.name} running"
+
+    def stalled_until(self) -> float:
+        """When a running job's bounded stall (a reroute, a link coming up) ends (0: none)."""
+        return self.since + self.rerouted_s if self.state == "running" and self.rerouted_s else 0.0
 
     def crash(self, at: float, reason: str) -> JobFate:
         """The job crashed at ``at`` for ``reason``."""
         return dataclasses.replace(self, state="crashed", since=at, reason=reason)
+
+
+@dataclass(frozen=True, slots=True)
+class _Change:
+    """One change of the fault state, as :meth:`Timeline.changed` applies it to each job."""
+
+    cut_off: frozenset[str]
+    why: Mapping[str, str]
+    stalls: Mapping[str, float]
+    crashes: Mapping[str, str]
+    link_up_s: float
+    queued_s: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,11 +211,34 @@ class Timeline:
 
     now: float
     fates: tuple[JobFate, ...]
+    sweep_start: float = 0.0  # the subnet manager's last sweep (serial reroutes): its start
+    sweep_end: float = 0.0  # and when its routes are in
 
     @classmethod
     def start(cls, jobs: Sequence[Job]) -> Timeline:
         """The timeline at t=0 with every job running."""
         return cls(0.0, tuple(JobFate(j.name, j.timeout) for j in jobs))
+
+    def reroute_window(self, reroute_s: float, serial: bool) -> tuple[float, float]:
+        """The sweep that routes around a failure now: (its start, when its routes are in).
+
+        Without ``serial`` reroutes (BGP), ``reroute_s`` from now.  A subnet manager
+        (``serial``) sweeps one change at a time and each sweep reads the whole
+        subnet: a failure at the instant a sweep starts (or before a queued one
+        starts) is in that sweep; one while a sweep is under way waits for it, and
+        its sweep ends at ``max(now, previous end) + reroute_s``.
+
+        >>> busy = Timeline(0.5, (), sweep_start=0.0, sweep_end=1.0)
+        >>> busy.reroute_window(1.0, serial=True), busy.reroute_window(1.0, serial=False)
+        ((1.0, 2.0), (0.5, 1.5))
+        >>> Timeline(0.0, (), sweep_start=0.0, sweep_end=1.0).reroute_window(1.0, True)
+        (0.0, 1.0)
+        """
+        if not serial or self.now >= self.sweep_end:
+            return self.now, self.now + reroute_s
+        if self.now <= self.sweep_start:  # the sweep has not read the subnet yet
+            return self.sweep_start, self.sweep_end
+        return self.sweep_end, self.sweep_end + reroute_s
 
     def fate(self, name: str) -> JobFate:
         """The fate of the named job (KeyError when there is none)."""
@@ -197,7 +259,9 @@ class Timeline:
     def after(self, seconds: float, cut_off: Collection[str]) -> Timeline:
         """``seconds`` pass with the fault state unchanged (jobs in ``cut_off`` stay cut off)."""
         now = self.now + seconds
-        return Timeline(now, tuple(self._timed_out(f, now) for f in self.fates))
+        return dataclasses.replace(
+            self, now=now, fates=tuple(self._timed_out(f, now) for f in self.fates)
+        )
 
     def changed(
         self,
@@ -205,39 +269,77 @@ class Timeline:
         why: Mapping[str, str] | None = None,
         stalls: Mapping[str, float] | None = None,
         crashes: Mapping[str, str] | None = None,
+        *,
+        resume_after_s: float = 0.0,
+        sweep: tuple[float, float] | None = None,
+        queued_s: float = 0.0,
     ) -> Timeline:
         """The fault state changed now: ``cut_off`` jobs cannot reach their peers,
-        ``stalls`` says how long each other job waits for the reroute, ``crashes``
-        which crash at once (and why)."""
-        why, stalls, crashes = why or {}, stalls or {}, crashes or {}
-        return Timeline(self.now, tuple(
-            self._change_one(f, f.name in cut_off, why, stalls, crashes) for f in self.fates
-        ))  # fmt: skip
+        ``stalls`` says how long from now each other job waits for the reroute,
+        ``crashes`` which crash at once (and why).
 
-    def _change_one(
-        self,
-        f: JobFate,
-        is_cut_off: bool,
-        why: Mapping[str, str],
-        stalls: Mapping[str, float],
-        crashes: Mapping[str, str],
-    ) -> JobFate:
+        ``resume_after_s``: the change repaired a link, which carries traffic only that long
+        from now, so a job it reconnects stays stalled until then.  ``sweep``: the
+        subnet manager's last sweep now, start and end (None: unchanged);
+        ``queued_s``: how long of ``stalls`` this change's reroute waited for a sweep
+        under way.
+        """
+        c = _Change(frozenset(cut_off), why or {}, stalls or {}, crashes or {}, resume_after_s,
+                    queued_s)  # fmt: skip
+        fates = tuple(self._change_one(f, c) for f in self.fates)
+        start, end = (self.sweep_start, self.sweep_end) if sweep is None else sweep
+        return Timeline(self.now, fates, start, end)
+
+    def _change_one(self, f: JobFate, c: _Change) -> JobFate:
         if f.state == "crashed":
             return f
-        if f.name in crashes:
-            return f.crash(self.now, crashes[f.name])
-        if is_cut_off:
+        if f.name in c.crashes:
+            return f.crash(self.now, c.crashes[f.name])
+        ongoing = f.stalled_until() > self.now  # still waiting for an earlier reroute
+        if f.name in c.cut_off:
             if f.state == "stalled":
                 return f  # the cut-off goes on
-            return dataclasses.replace(f, state="stalled", since=self.now,
-                                       reason=why.get(f.name, _CUT_OFF))  # fmt: skip
-        back = dataclasses.replace(f, state="running", since=0.0, reason="", rerouted_s=0.0)
-        stall = stalls.get(f.name, 0.0)
-        if stall > 0 and stall_crashes(stall, f.timeout):
-            return back.crash(self.now + f.timeout,
-                              f"the reroute takes {_s(stall)} s, as long as its timeout "
-                              f"({_s(f.timeout)} s) or longer")  # fmt: skip
-        return dataclasses.replace(back, rerouted_s=stall) if stall > 0 else back
+            since, why = f.since if ongoing else self.now, c.why.get(f.name, _CUT_OFF)
+            return dataclasses.replace(f, state="stalled", since=since, reason=why,
+                                       rerouted_s=0.0)  # fmt: skip
+        if f.state == "stalled":  # reconnected: by a repair, once the link is up
+            return self._resumed(f, c.link_up_s)
+        stall = c.stalls.get(f.name, 0.0)
+        queued_s = c.queued_s
+        if stall <= 0:
+            if ongoing:
+                return f  # the earlier stall goes on; this change does not touch the job
+            return dataclasses.replace(f, since=0.0, reason="", rerouted_s=0.0)
+        start = f.since if ongoing else self.now
+        lasts = self.now + stall - start
+        queued = ""
+        if queued_s > 0:
+            queued = (f" ({_s(queued_s)} s of it queued behind the subnet manager's sweep under "
+                      f"way, then its own {_s(stall - queued_s)} s)")  # fmt: skip
+        earlier = f", on top of the stall since t={_s(start)} s" if start < self.now else ""
+        if stall_crashes(lasts, f.timeout):
+            total = f": stalled {_s(lasts)} s" if queued or earlier else ""
+            return f.crash(start + f.timeout,
+                           f"the reroute takes {_s(stall)} s{queued}{earlier}{total}, as long "
+                           f"as its timeout ({_s(f.timeout)} s) or longer")  # fmt: skip
+        note = f"{_REROUTING}{queued}{earlier}"
+        return dataclasses.replace(f, since=start, reason=note, rerouted_s=lasts)
+
+    def _resumed(self, f: JobFate, link_up_s: float) -> JobFate:
+        """A job cut off since ``f.since``, reconnected now: it resumes ``link_up_s`` later."""
+        lasts = self.now + link_up_s - f.since
+        if link_up_s <= 0:
+            return dataclasses.replace(f, state="running", since=0.0, reason="", rerouted_s=0.0)
+        if stall_crashes(lasts, f.timeout):
+            return f.crash(f.since + f.timeout,
+                           f"{f.reason} for {_s(self.now - f.since)} s, and the repaired link "
+                           f"carries traffic only {_s(link_up_s)} s later (link_up): stalled "
+                           f"{_s(lasts)} s, as long as its timeout ({_s(f.timeout)} s) or "
+                           "longer")  # fmt: skip
+        up_at = self.now + link_up_s
+        note = (f"as it was cut off {_s(self.now - f.since)} s and the repaired link carried "
+                f"traffic {_s(link_up_s)} s later (link_up, at t={_s(up_at)} s)")  # fmt: skip
+        return dataclasses.replace(f, state="running", reason=note, rerouted_s=lasts)
 
     def observed(self) -> Timeline:
         """The jobs are watched for their timeout: a stalled job is seen to crash.
@@ -248,7 +350,7 @@ class Timeline:
         """
         fates = tuple(self._timed_out(f, math.inf) for f in self.fates)
         ends = [f.since for f in fates if f.lost]
-        return Timeline(max([self.now, *ends]), fates)
+        return dataclasses.replace(self, now=max([self.now, *ends]), fates=fates)
 
     def watch_note(self, after: Timeline) -> str:
         """What watching the jobs did to the clock, from this timeline to ``after``
@@ -265,7 +367,7 @@ class Timeline:
 
     def restarted(self, names: Collection[str], cut_off: Collection[str] = ()) -> Timeline:
         """Crashed jobs in ``names`` start again, unless they cannot be placed now."""
-        return Timeline(self.now, tuple(
+        return dataclasses.replace(self, fates=tuple(
             JobFate(f.name, f.timeout)
             if f.state == "crashed" and f.name in names and f.name not in cut_off else f
             for f in self.fates
@@ -345,21 +447,41 @@ def after_change(
     t: Timeline,
     a: Analysis,
     applied: AppliedFault | None,
-    reroute_s: float,
+    routing: Routing,
     uses: Mapping[str, frozenset[int]],
+    *,
+    restored: Sequence[AppliedFault] = (),
 ) -> Timeline:
-    """``t`` after the fault state became ``a``'s (by injecting ``applied``, or a restore)."""
+    """``t`` after the fault state became ``a``'s (by injecting ``applied``, or a restore).
+
+    An injected kill, cut or optic stalls the jobs whose traffic crossed it until
+    its reroute is in (:meth:`Timeline.reroute_window`: queued behind the one under
+    way when reroutes are ``serial``, as a subnet manager's are).  A restore of
+    ``restored`` faults that brings a link back (a kill, cut or optic) reconnects
+    the jobs it had cut off ``routing.link_up_s`` later.  ``routing`` as resolved
+    once: its ``reroute``, ``link_up`` and whether its reroutes are serial.
+    """
+    reroute_s, serial = routing.reroute, routing.serial_sweeps
     names, why = cut_off(a)
     stalls: dict[str, float] = {}
     crashes: dict[str, str] = {}
+    sweep: tuple[float, float] | None = None
+    queued = 0.0
     if applied is not None:
+        if applied.fault.kind in _REROUTED and reroute_s > 0:
+            sweep = t.reroute_window(reroute_s, serial)
+            queued = max(0.0, sweep[0] - t.now)
+            reroute_s = sweep[1] - t.now  # how long the jobs it hits wait from now
+            sweep = sweep if serial else None
         for job in a.jobs:
             stalls[job.name] = reroute_stall(a.fabric, applied, uses.get(job.name, frozenset()),
                                              reroute_s)  # fmt: skip
             crash = in_node_crash(a.fabric, applied, job)
             if crash is not None:
                 crashes[job.name] = crash
-    return t.changed(names, why, stalls, crashes)
+    up = routing.link_up_s if any(r.fault.kind in _REROUTED for r in restored) else 0.0
+    return t.changed(names, why, stalls, crashes, resume_after_s=up, sweep=sweep,
+                     queued_s=queued)  # fmt: skip
 
 
 def traffic_of(a: Analysis, jobs: Sequence[Job] | None = None) -> dict[str, frozenset[int]]:

@@ -3,7 +3,11 @@
 :func:`evaluate_margin` evaluates the further failures on top of one state
 with the sweep's :class:`~harness.planning.sweep.evaluator.CaseEvaluator` (in
 bulk where it can), judges each against the state before the change, and
-crashes the jobs a reroute as slow as their timeout would take down.
+crashes the jobs a reroute as slow as their timeout would take down.  Each
+further failure is one, alone on the changed state: no repair (so no
+``link_up``) and no reroute under way to queue behind (the change's own
+reroutes are over when the margin is judged), the rule
+:mod:`harness.planning.sweep.reroute` states for the sweep too.
 """
 
 from __future__ import annotations

@@ -97,15 +97,20 @@ class RunSession:
         return self._current
 
     def _changed(
-        self, applied: AppliedFault | None = None, before: Analysis | None = None
+        self,
+        applied: AppliedFault | None = None,
+        before: Analysis | None = None,
+        restored: tuple[AppliedFault, ...] = (),
     ) -> float:
         """Settle the backend and move the jobs' timeline past the change; ``before``: the
-        analysis of the state before ``applied`` (the routes its failure stalls)."""
+        analysis of the state before ``applied`` (the routes its failure stalls);
+        ``restored``: what a restore brought back (a repaired link carries traffic only
+        ``link_up`` later)."""
         uses = traffic_of(before) if before is not None else {}
         self._current = None
         settle = self.backend.settle(self.options.settle_timeout)
-        self.timeline = after_change(self.timeline, self.analysis(), applied, self.routing.reroute,
-                                     uses)  # fmt: skip
+        self.timeline = after_change(self.timeline, self.analysis(), applied, self.routing, uses,
+                                     restored=restored)  # fmt: skip
         return settle
 
     # -- what to measure ---------------------------------------------------------------
@@ -179,7 +184,7 @@ class RunSession:
             self.backend.revert(self.applied[i][1])
             self.state = self.state.revert(self.applied[i][1])
             del self.applied[i]
-        settle = self._changed()
+        settle = self._changed(restored=tuple(a for _, a in chosen))
         text = "; ".join(a.describe_restore(self.fabric) for _, a in chosen)
         told = story(self.fabric, self.analysis(), self.healthy, self.timeline)
         return StepResult("restore", text, told, where=step.where, settle_s=settle)

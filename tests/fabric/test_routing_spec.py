@@ -59,15 +59,16 @@ def test_shorthand_and_mapping_mean_the_same() -> None:
         "forwarding": "ecmp",
         "paths": "up-down",
         "reroute": "1s",
+        "link_up": "3s",
         "bfd": "off",
     }
     assert (
         Routing("bgp").describe()
-        == "control bgp, forwarding ecmp, paths up-down, reroute 1s, bfd off"
+        == "control bgp, forwarding ecmp, paths up-down, reroute 1s, link_up 3s, bfd off"
     )
     assert (
         Routing("sm", "adaptive").describe()
-        == "control sm, forwarding adaptive, paths up-down, engine ftree, reroute 1s"
+        == "control sm, forwarding adaptive, paths up-down, engine ftree, reroute 1s, link_up 3s"
     )
 
 
@@ -197,6 +198,7 @@ def test_run_reports_routing_and_takes_the_override(
         "forwarding": "ecmp",
         "paths": "up-down",
         "reroute": "1s",
+        "link_up": "3s",
         "bfd": "off",
     }
     assert main(["run", str(path), "--json", "--routing", "sm"]) == 0
@@ -207,6 +209,7 @@ def test_run_reports_routing_and_takes_the_override(
         "paths": "up-down",
         "engine": "ftree",
         "reroute": "1s",
+        "link_up": "3s",
     }
     assert main(["run", str(path)]) == 0
     assert "routing control bgp" in capsys.readouterr().out

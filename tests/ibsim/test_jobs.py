@@ -8,6 +8,7 @@ write new tables.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from harness.backends.ibsim.backend import IbsimBackend
@@ -16,6 +17,7 @@ from harness.fabric.generators import two_tier
 from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.faults.text import resolve_faults
+from harness.invariants.timeline import Timeline
 from tests.ibsim.ibsim_helpers import needs_ib
 
 pytestmark = [needs_ib]
@@ -72,7 +74,23 @@ def test_a_flap_shorter_than_the_timeout_is_survived_a_longer_outage_is_not(
         backend.apply(f, jobs)
         (cut,) = resolve_faults(f, "cut su01/node01/nic0:1--su01/leaf-r0:1", "test")
         backend.inject(cut)
+        assert backend.sim is not None
+        assert backend.jobs is not None
+        since = backend.jobs.fates["patient"].stalled_since  # the Unlink's console line
+        assert since is not None
+        up_at = time.monotonic()
         backend.revert(cut)  # back within the timeout: survived
+        took = time.monotonic() - up_at
+        link_up = backend.sim.timings.phases["master SM routed"]  # ReLink -> SUBNET UP
+        stalled = backend.jobs.fates["patient"].last_stall
+        # the repair counts until OpenSM has routed over the link again (its link_up), as the
+        # model's timeline does: the stall is the outage plus link_up, both measured here
+        model = Timeline.start(jobs).changed({"patient"}).after(up_at - since, {"patient"})
+        model = model.changed((), resume_after_s=link_up)
+        predicted = model.fate("patient").rerouted_s
+        assert 0 < link_up < took
+        assert predicted <= stalled <= predicted + took
+        assert model.fate("patient").state == "running"
         assert backend.measure(MeasurePlan(jobs=("patient",))).jobs[0].alive
         backend.inject(cut)
         backend.wait(2.5)

@@ -59,7 +59,8 @@ def test_subnet_up_every_pair_routed_and_nothing_left(state_root: Path) -> None:
         assert routes.balance("su01/leaf-r0") == {5: 14, 6: 14}  # 28 remote HCAs, two uplinks
         assert not routes.loops
         sim.start()  # running already: no second ibsim/OpenSM pair (it would be lost)
-        assert _pids(sim) == pids and run_ids(state_root) == [sim.ledger.run_id]
+        assert _pids(sim) == pids
+        assert run_ids(state_root) == [sim.ledger.run_id]
     assert all(gone(pid, t) for pid, t in pids)
     assert run_ids(state_root) == []
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from harness.errors import ScenarioError
@@ -14,6 +15,7 @@ from harness.fabric import preset
 from harness.fabric.jobs import Job
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
+from harness.fabric.routing import Routing
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
@@ -26,6 +28,9 @@ from harness.scenario.load import load_text
 from harness.scenario.prepare import prepare
 
 SEED = preset("seed-a800")
+
+
+REROUTE_1S = Routing.stating(reroute=1.0)
 
 
 def _job(name: str = "j", timeout: float = 10.0) -> Job:
@@ -76,7 +81,7 @@ def _played(*faults: dict[str, object], timeout: float, nodes: str) -> Timeline:
         uses = traffic_of(Analysis(SEED, Observation.from_state(state), (job,)))  # routes before
         state = state.inject(applied)
         a = Analysis(SEED, Observation.from_state(state), (job,))
-        t = after_change(t, a, applied, 1.0, uses)
+        t = after_change(t, a, applied, REROUTE_1S, uses)
     return t
 
 
@@ -128,8 +133,9 @@ fabric: {preset: seed-a800}
 jobs: [{name: j, nodes: "su0[1-2]/*", timeout: 5s}]
 steps:
   - inject: {kill: su01/leaf-r0}
-  - wait: 4s
+  - wait: 1s
   - restore: last
+  - wait: 3s
   - expect: {jobs_lost: 0}
   - inject: {kill: su01/leaf-r0}
   - wait: 6s
@@ -145,13 +151,15 @@ def test_the_runner_keeps_the_clock_and_the_model_backend_agrees() -> None:
     result = run_scenario(scenario)
     assert result.status == "passed", result.failures
     assert [s.kind for s in result.steps][:3] == ["inject", "wait", "restore"]
-    assert result.steps[1].text == "waited 4 s"
-    assert result.steps[1].clock == (0.0, 4.0)
+    assert result.steps[1].text == "waited 1 s"
+    assert result.steps[1].clock == (0.0, 1.0)
     assert not result.mismatches
-    waited = result.steps[5]
+    # down 1 s, then the leaf's links carry traffic 3 s later (sm's link_up): stalled 4 s
+    assert any("stalled 4 s as it was cut off 1 s" in line for line in result.steps[2].story)
+    waited = result.steps[6]
     assert waited.kind == "wait"
     assert any("crashed at t=9 s" in line for line in waited.story)
-    assert result.steps[8].text == "restarted j"
+    assert result.steps[9].text == "restarted j"
 
 
 def test_restart_of_an_unknown_job_is_located_with_the_closest_name() -> None:
@@ -159,7 +167,7 @@ def test_restart_of_an_unknown_job_is_located_with_the_closest_name() -> None:
     (scenario,) = load_text(text, Path("history.yaml"))
     with pytest.raises(ScenarioError) as info:
         prepare(scenario)
-    assert "history.yaml:15:5:" in str(info.value)
+    assert "history.yaml:16:5:" in str(info.value)
     assert "restart k: no job is named so" in str(info.value)
     assert "give a job name or all (jobs: j)" in str(info.value)
 
@@ -202,3 +210,72 @@ def test_shortest_paths_route_the_valley_up_down_does_not() -> None:
     assert result.status == "failed"  # the valley counts as a route: nothing is lost
     first = next(e for s in result.steps for e in s.expectations if e.observation == "jobs_lost")
     assert first.observed == 0
+
+
+# -- link_up: a repair carries traffic only once the link is up ---------------------------
+@settings(max_examples=40)
+@given(st.floats(0.0, 12.0), st.floats(0.0, 5.0))
+def test_a_flap_crashes_iff_outage_plus_link_up_reaches_the_timeout(down: float, up: float) -> None:
+    t = Timeline.start([_job(timeout=10.0)]).changed({"j"}).after(down, {"j"})
+    t = t.changed((), resume_after_s=up).observed()
+    assert t.fate("j").lost == (down >= 10.0 or down + up >= 10.0 - 1e-9 / 2)
+    if t.fate("j").lost:
+        assert t.fate("j").crashed_at == 10.0  # at start + timeout, not at the repair
+
+
+def test_a_restore_of_a_cut_pays_link_up_a_restore_of_a_drain_does_not() -> None:
+    (job,) = resolve_jobs([JobSpec("j", ("su01/node01", "su01/node02"), timeout=5.0)], SEED)
+    uses = traffic_of(Analysis(SEED, Observation.from_state(FaultState.healthy(SEED)), (job,)))
+    for raw, pays in (({"cut": "su01/node01/nic0:1--su01/leaf-r0:1"}, True),
+                      ({"drain": "su01/leaf-r0"}, False)):  # fmt: skip
+        applied = Fault.parse(raw).resolve(SEED)
+        down = FaultState.healthy(SEED).inject(applied)
+        a_down = Analysis(SEED, Observation.from_state(down), (job,))
+        t = after_change(Timeline.start([job]), a_down, applied, REROUTE_1S, uses).after(2.5, {"j"})
+        assert t.fate("j").state == "stalled", raw
+        healthy = Analysis(SEED, Observation.from_state(FaultState.healthy(SEED)), (job,))
+        back = after_change(t, healthy, None, Routing.stating(reroute=1.0, link_up=3.0), uses,
+                            restored=(applied,))  # fmt: skip
+        assert back.observed().fate("j").lost == pays, raw  # 2.5 + 3 >= 5 only with link_up
+
+
+def test_a_job_a_reroute_moved_away_pays_nothing_for_the_repair() -> None:
+    t = Timeline.start([_job(timeout=2.0)]).changed((), stalls={"j": 1.0}).after(5.0, ())
+    t = t.changed((), resume_after_s=30.0)  # the repaired link was not its only path
+    assert t.fate("j").state == "running"
+    assert t.observed().lost() == []
+
+
+# -- overlapping reroutes -------------------------------------------------------------------
+def _two_failures(gap: float, serial: bool) -> Timeline:
+    """Two failures ``gap`` apart under a 1 s reroute: ``a`` crosses the first, ``b`` the
+    second (both 1.2 s timeouts)."""
+    t = Timeline.start([Job("a", (0,), timeout=1.2), Job("b", (1,), timeout=1.2)])
+    for name in ("a", "b"):
+        start, end = t.reroute_window(1.0, serial)
+        t = t.changed((), stalls={name: end - t.now}, sweep=(start, end) if serial else None)
+        t = t.after(gap, ()) if name == "a" else t
+    return t.observed()
+
+
+def test_a_second_failure_during_a_sweep_waits_for_it_under_sm_not_bgp() -> None:
+    sm = _two_failures(0.5, serial=True)
+    assert sm.lost() == ["b"]  # routed at max(0.5, 1) + 1 = 2 s: stalled 1.5 s
+    assert sm.fate("b").crashed_at == 0.5 + 1.2
+    assert _two_failures(0.5, serial=False).lost() == []  # bgp: 1 s each
+    assert _two_failures(1.0, serial=True).lost() == []  # the first sweep was done
+
+
+def test_failures_at_one_instant_are_one_sweep() -> None:
+    assert _two_failures(0.0, serial=True).lost() == []  # both routed at 1 s
+
+
+def test_a_job_hit_again_while_stalled_stalls_on_from_the_first_stall() -> None:
+    t = Timeline.start([_job(timeout=1.8)])
+    start, end = t.reroute_window(1.0, serial=True)
+    t = t.changed((), stalls={"j": end}, sweep=(start, end)).after(0.5, ())
+    start, end = t.reroute_window(1.0, serial=True)  # queued: 1 s -> 2 s
+    t = t.changed((), stalls={"j": end - t.now}, sweep=(start, end))
+    fate = t.fate("j")
+    assert (fate.state, fate.crashed_at) == ("crashed", 1.8)  # stalled 0 -> 2 s
+    assert "on top of the stall since t=0 s" in fate.reason

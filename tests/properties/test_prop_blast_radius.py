@@ -21,6 +21,7 @@ from harness.fabric.generators import two_tier
 from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.fabric.model import LinkKind
+from harness.fabric.routing import Routing
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
@@ -74,7 +75,8 @@ def test_a_spine_kill_stalls_a_job_iff_its_static_routes_cross_the_spine(
     before = Analysis(f, Observation.from_state(state), jobs)
     kill = Fault.parse({"kill": f.ids[int(f.spines[spine])]}).resolve(f)
     after = Analysis(f, Observation.from_state(state.inject(kill)), jobs)
-    t = after_change(Timeline.start(jobs), after, kill, 1.0, traffic_of(before))
+    t = after_change(Timeline.start(jobs), after, kill, Routing.stating(reroute=1.0),
+                     traffic_of(before))  # fmt: skip
     judged = {j.name for j in jobs if j.name not in before.jobs_lost()
               and j.name not in after.jobs_lost()}  # fmt: skip
     crashed = {name for name in t.lost() if name in judged}

@@ -14,8 +14,12 @@ console line to its ``SUBNET UP``).  The job's fate follows the model's rule
   again, stalls it for the SM's measured routing time; a stall as long as the
   job's timeout (NCCL's IB retry window) crashes it;
 * a change after which the tables route some pair of its NICs no more stalls
-  it until a later change routes it again; the stall's measured length
-  against the timeout decides (a flap shorter than the timeout is survived);
+  it until a later change routes it again: the repair's stall ends when
+  OpenSM has routed over the link again (the ``ReLink`` to its ``SUBNET UP``,
+  the link-up the model calls ``routing: link_up``; ibsim has no link
+  training, so that is the SM's sweep alone), and the stall's measured length
+  against the timeout decides (a flap shorter than the timeout minus that
+  link-up is survived);
 * a measurement of a job that is still without a route sees it crash: OpenSM
   has routed, nothing changes the tables until the next change, so NCCL's retry
   window runs out (an ``expect`` watches the job for its timeout, as the model's

@@ -8,6 +8,13 @@ timeout -- the one crash rule, :func:`harness.invariants.timeline.stall_crashes`
 applied by :func:`harness.invariants.timeline.reroute_fragile`.  The sweep and
 the risk check's N+1 margin both add these crashes here, so they agree on every
 case.
+
+Both judge failures, never repairs, so a repair's ``link_up`` does not enter
+here; and the failures of one case happen at one instant, which a subnet
+manager routes in one sweep (its heavy sweep reads the whole subnet), so a
+case's stall is one ``reroute`` under either control plane, as the scenario
+timeline makes it for faults injected at one clock reading
+(:meth:`harness.invariants.timeline.Timeline.reroute_window`).
 """
 
 from __future__ import annotations
