@@ -32,6 +32,8 @@ Modules:
                   pod-pair capacity.
 ``paths``         Paths between NICs and GPUs over the routes the fabric's routing uses (pure).
 ``reach``         Which leaves reach which under the fabric's routing (pure).
+``routed_links``  The cables each job's flows are routed over: the blast radius of a failure
+                  (pure).
 ``servers``       Per-server structure under one observation: damaged servers, GPU NICs, NVLink
                   groups (pure).
 ``state``         The predicted state of a fabric after faults.
