@@ -143,42 +143,36 @@ def adaptive_pools(net: Network) -> AdaptivePools:
         rows = reach[cols]
         nonempty = rows.any(axis=1)
         common = rows[nonempty].all(axis=0) if nonempty.any() else np.zeros(n_s, dtype=bool)
-        for x in cols.tolist():
-            if not reach[x].any():
+        col_list = cols.tolist()
+        simple_of = ((rows <= common).all(axis=1) & (rows <= core).all(axis=1)).tolist()
+        for x, simple in zip(col_list, simple_of, strict=True):
+            rx = reach_bits[x]
+            if not rx:
                 continue
-            simple = (reach[x] == (reach[x] & common)).all() and (reach[x] <= core).all()
             if simple:
-                classes = [reach_bits[x]]
-                inv = np.zeros(cols.size, dtype=np.int64)
-                inv[~nonempty] = -1
-                pair_bits = classes
+                fam = [rx]
+                row = [rx if reach_bits[y] else 0 for y in col_list]
             else:
-                both = reach[x][None, :] & rows
-                uniq, inv = np.unique(np.packbits(both, axis=1, bitorder="little"), axis=0,
-                                      return_inverse=True)  # fmt: skip
-                inv = inv.reshape(-1)
-                pair_bits = [int.from_bytes(r.tobytes(), "little") for r in uniq]
-                classes = list(pair_bits)
+                row = [rx & reach_bits[y] for y in col_list]
+                classes = list(dict.fromkeys(row))
                 if multi_pod:
-                    classes.append(reach_bits[x] & core_bits)
-            fam = _closure(classes)
+                    classes.append(rx & core_bits)
+                fam = _closure(classes)
             base = len(masks)
             index = {m: base + k for k, m in enumerate(fam)}
             for m in fam:
                 leaf_l.append(int(leaf_el[x]))
                 masks.append(m)
                 sups.append([index[o] for o in fam if o != m and m & ~o == 0])
-            got = np.array([index.get(pair_bits[i], -1) if i >= 0 else -1 for i in
-                            range(len(pair_bits))] + [-1], dtype=np.int64)  # fmt: skip
-            intra[x, cols] = got[np.where(inv >= 0, inv, len(pair_bits))]
+            intra[x, cols] = [index.get(m, -1) for m in row]
             if multi_pod:
-                inter[x] = index.get(reach_bits[x] & core_bits, -1)
+                inter[x] = index.get(rx & core_bits, -1)
     n_p = len(masks)
     mask_rows = np.array([[(m >> k) & 1 for k in range(n_s)] for m in masks], dtype=bool)
     mask_rows = mask_rows.reshape(n_p, n_s)
     leaf_a = np.array(leaf_l, dtype=np.int64)
     lc = leaf_col[leaf_a] if n_p else np.zeros(0, dtype=np.int64)
-    gbps = np.array([per[lc[k], mask_rows[k]].sum() for k in range(n_p)], dtype=np.float64)
+    gbps = np.where(mask_rows, per[lc], 0.0).sum(axis=1) if n_p else np.zeros(0)
     full = (mask_rows == live_any[lc]).all(axis=1) if n_p else np.zeros(0, dtype=bool)
     width = max((len(s) for s in sups), default=0)
     sup = np.full((n_p, width), -1, dtype=np.int64)
