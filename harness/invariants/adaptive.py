@@ -78,11 +78,16 @@ class AdaptivePools:
     leaf: IntArray  # (P,) the leaf element of each pool
     gbps: FloatArray  # (P,) live Gb/s of the leaf's uplinks to the pool's spines (one way)
     full: BoolArray  # (P,) the pool is every live uplink of its leaf
-    spines: tuple[tuple[int, ...], ...]  # (P,) the pool's spine elements
+    masks: BoolArray  # (P, spine row) the pool's spines
+    spine_el: IntArray  # spine row -> its element
     supersets: IntArray  # (P, W) the leaf's strictly larger pools, -1 padded
     intra: IntArray  # (leaf col X, leaf col Y): X's pool of S(X, Y); -1: empty
     inter: IntArray  # (leaf col X,): X's pool of its spines that reach the cores; -1
     leaf_col: IntArray  # element -> leaf column (-1: not a leaf with uplinks)
+
+    def spines(self, pool: int) -> list[int]:
+        """The spine elements of one pool."""
+        return [int(x) for x in self.spine_el[self.masks[pool]].tolist()]
 
 
 def _bits(rows: BoolArray) -> list[int]:
@@ -131,52 +136,68 @@ def adaptive_pools(net: Network) -> AdaptivePools:
     pod = f.pod[leaf_el] if f.tiers == 3 else np.zeros(n_l, dtype=np.int64)
     multi_pod = f.tiers == 3 and int(net.pods) > 1
     core = net._core_reach[spine_el] if multi_pod else np.ones(n_s, dtype=bool)
-    leaf_l: list[int] = []
-    masks: list[int] = []
-    sups: list[list[int]] = []
     intra = np.full((n_l, n_l), -1, dtype=np.int64)
     inter = np.full(n_l, -1, dtype=np.int64)
-    reach_bits = _bits(reach)
     core_bits = _bits(core[None, :])[0]
+    cols_parts: list[IntArray] = []
+    mask_parts: list[BoolArray] = []
+    sup_parts: list[IntArray] = []
+    offset = 0
     for p in np.unique(pod).tolist():
         cols = np.flatnonzero(pod == p)
-        rows = reach[cols]
-        nonempty = rows.any(axis=1)
-        common = rows[nonempty].all(axis=0) if nonempty.any() else np.zeros(n_s, dtype=bool)
-        col_list = cols.tolist()
-        simple_of = ((rows <= common).all(axis=1) & (rows <= core).all(axis=1)).tolist()
-        for x, simple in zip(col_list, simple_of, strict=True):
-            rx = reach_bits[x]
-            if not rx:
+        # leaves with the same reach have the same classes: work per distinct reach row
+        uniq, cls = np.unique(np.packbits(reach[cols], axis=1, bitorder="little"), axis=0,
+                              return_inverse=True)  # fmt: skip
+        cls = cls.reshape(-1)
+        bits = [int.from_bytes(r.tobytes(), "little") for r in uniq]
+        present = [b for b in bits if b]
+        fams: list[list[int]] = []
+        rel = np.full((len(bits), len(bits)), -1, dtype=np.int64)
+        rel_core = np.full(len(bits), -1, dtype=np.int64)
+        for c, b in enumerate(bits):
+            fam = _closure([b & o for o in present] + ([b & core_bits] if multi_pod else []))
+            fams.append(fam if b else [])
+            if not b:
                 continue
-            if simple:
-                fam = [rx]
-                row = [rx if reach_bits[y] else 0 for y in col_list]
-            else:
-                row = [rx & reach_bits[y] for y in col_list]
-                classes = list(dict.fromkeys(row))
-                if multi_pod:
-                    classes.append(rx & core_bits)
-                fam = _closure(classes)
-            base = len(masks)
-            index = {m: base + k for k, m in enumerate(fam)}
-            for m in fam:
-                leaf_l.append(int(leaf_el[x]))
-                masks.append(m)
-                sups.append([index[o] for o in fam if o != m and m & ~o == 0])
-            intra[x, cols] = [index.get(m, -1) for m in row]
-            if multi_pod:
-                inter[x] = index.get(rx & core_bits, -1)
-    n_p = len(masks)
-    mask_rows = np.array([[(m >> k) & 1 for k in range(n_s)] for m in masks], dtype=bool)
-    mask_rows = mask_rows.reshape(n_p, n_s)
-    leaf_a = np.array(leaf_l, dtype=np.int64)
-    lc = leaf_col[leaf_a] if n_p else np.zeros(0, dtype=np.int64)
-    gbps = np.where(mask_rows, per[lc], 0.0).sum(axis=1) if n_p else np.zeros(0)
-    full = (mask_rows == live_any[lc]).all(axis=1) if n_p else np.zeros(0, dtype=bool)
-    width = max((len(s) for s in sups), default=0)
-    sup = np.full((n_p, width), -1, dtype=np.int64)
-    for k, s in enumerate(sups):
-        sup[k, : len(s)] = s
-    spines = tuple(tuple(spine_el[r].tolist()) for r in mask_rows)
-    return AdaptivePools(leaf_a, gbps, full, spines, sup, intra, inter, leaf_col)
+            idx = {m: k for k, m in enumerate(fam)}
+            rel[c] = [idx.get(b & o, -1) for o in bits]
+            rel_core[c] = idx.get(b & core_bits, -1)
+        sizes = np.array([len(fm) for fm in fams], dtype=np.int64)
+        flat = [m for fm in fams for m in fm]
+        cls_mask = np.array([[(m >> k) & 1 for k in range(n_s)] for m in flat], dtype=bool)
+        width = max((len(fm) for fm in fams), default=0)
+        cls_sup = np.full((len(flat), width), -1, dtype=np.int64)
+        at = 0
+        for fm in fams:
+            for m in fm:
+                ups = [k for k, o in enumerate(fm) if o != m and m & ~o == 0]
+                cls_sup[at, : len(ups)] = ups
+                at += 1
+        n_per = sizes[cls]
+        start = offset + np.r_[0, np.cumsum(n_per)[:-1]].astype(np.int64)  # each leaf's first
+        r = rel[cls[:, None], cls[None, :]]
+        intra[np.ix_(cols, cols)] = np.where(r >= 0, start[:, None] + r, -1)
+        if multi_pod:
+            rc = rel_core[cls]
+            inter[cols] = np.where(rc >= 0, start + rc, -1)
+        total = int(n_per.sum())
+        owner = np.repeat(np.arange(cols.size), n_per)
+        pos = np.arange(total) - np.repeat(start - offset, n_per)
+        cls_start = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.int64)
+        row = cls_start[cls[owner]] + pos
+        cols_parts.append(cols[owner])
+        mask_parts.append(cls_mask.reshape(len(flat), n_s)[row])
+        sup = cls_sup[row]
+        sup_parts.append(np.where(sup >= 0, start[owner][:, None] + sup, -1))
+        offset += total
+    width = max((x.shape[1] for x in sup_parts), default=0)
+    sup_all = np.full((offset, width), -1, dtype=np.int64)
+    at = 0
+    for x in sup_parts:
+        sup_all[at : at + x.shape[0], : x.shape[1]] = x
+        at += x.shape[0]
+    lc = np.concatenate(cols_parts) if cols_parts else np.zeros(0, dtype=np.int64)
+    masks = np.concatenate(mask_parts) if mask_parts else np.zeros((0, n_s), dtype=bool)
+    gbps = np.where(masks, per[lc], 0.0).sum(axis=1)
+    full = (masks == live_any[lc]).all(axis=1)
+    return AdaptivePools(leaf_el[lc], gbps, full, masks, spine_el, sup_all, intra, inter, leaf_col)

@@ -144,7 +144,7 @@ class Resources:
         if rid >= self.extra:
             ap = self.net.adaptive_pools
             p, down = divmod(rid - self.extra, 2)
-            to = ", ".join(f.ids[s] for s in ap.spines[p])
+            to = ", ".join(f.ids[s] for s in ap.spines(p))
             return f"{f.ids[ap.leaf[p]]} uplinks to {to} ({'down' if down else 'up'})"
         a, b = divmod(rid - self.pair, self.p)
         return f"pod {a} -> pod {b} capacity"
