@@ -36,8 +36,10 @@ applied to what the flow can actually reach.  The climb and the descent are
 judged separately, as the healthy pools are (a spine is non-blocking; the
 joint choice of a spine that is free both ways is not modelled).
 
-In a healthy or symmetric state (every leaf reaches the same spines) each
-leaf has one class, all its live uplinks: the leaf's pooled uplinks of
+A leaf's whole reach (every live uplink to a live spine) is always one of
+its pools (a true condition whether or not some flow's set equals it).  In a
+healthy or symmetric state (every leaf reaches the same spines) each leaf
+has that one pool, all its live uplinks: the leaf's pooled uplinks of
 :class:`~harness.invariants.forwarding.Resources`, so the numbers are those
 of the plain pooled model.  A leaf that has lost a spine makes every other
 leaf of its pod keep two classes (flows to it, and the rest).
