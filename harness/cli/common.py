@@ -100,8 +100,9 @@ def add_forwarding(p: argparse.ArgumentParser) -> None:
         "--forwarding",
         choices=FORWARDINGS,
         help="how switches spread flows over live uplinks, for job bandwidth: static "
-        "(per-destination tables, OpenSM ftree), adaptive (every live uplink), ecmp (per-flow "
-        "hash); default: the fabric file's routing:, else static",
+        "(per-destination tables, OpenSM ftree), adaptive (the live uplinks whose spine still "
+        "reaches the destination leaf), ecmp (per-flow hash); default: the fabric file's "
+        "routing:, else static",
     )
 
 

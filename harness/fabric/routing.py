@@ -163,8 +163,9 @@ DOCS: dict[str, str] = {
     "control": "The control plane an emulated backend runs: sm (tables computed by the harness, "
     "as a subnet manager does) or bgp (FRR bgpd on every switch, BGP unnumbered).",
     "forwarding": "How switches spread flows over live uplinks: static (per-destination "
-    "tables, OpenSM ftree d-mod-k), adaptive (every live uplink: IB adaptive routing, "
-    "Spectrum-X), ecmp (per-flow hash); auto (default): static with control sm, ecmp with bgp.",
+    "tables, OpenSM ftree d-mod-k), adaptive (spread over the live uplinks whose spine still "
+    "reaches the destination leaf: IB adaptive routing, Spectrum-X), ecmp (per-flow hash); "
+    "auto (default): static with control sm, ecmp with bgp.",
     "paths": "Which routes exist: up-down (default; no valley paths, as OpenSM ftree/updn and "
     "RFC 7938 eBGP route) or shortest (any shortest live path, as OpenSM minhop).",
     "engine": "The OpenSM routing engine (control sm; the ibsim backend runs it): ftree "

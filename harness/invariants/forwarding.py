@@ -5,9 +5,13 @@ pods, through the cores) and comes down, over the links the forwarding
 model (:data:`harness.fabric.routing.Forwarding`) gives it:
 
 ``adaptive``
-    flows are spread over every live uplink (InfiniBand adaptive routing,
-    Spectrum-X): a leaf's live uplinks are one pooled capacity per
-    direction, as are a pod's core uplinks.
+    flows are spread over the live uplinks whose spine still reaches the
+    destination leaf (InfiniBand adaptive routing, Spectrum-X): a flow is on
+    the pool of its leaf's uplinks it can use and on every larger pool of
+    that leaf (and the same coming down into the destination leaf), as
+    :mod:`harness.invariants.adaptive` derives them; in a healthy or
+    symmetric state that is one pool per leaf and direction, all its live
+    uplinks.  A pod's core uplinks are pooled.
 ``static``
     per-destination tables as OpenSM's ftree/updn builds them: every flow to
     one destination takes the same uplink, the leaf's live uplinks that lead
@@ -37,13 +41,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from harness.fabric.routing import Forwarding
 from harness.invariants.network import FloatArray
 from harness.invariants.network import IntArray
 from harness.invariants.network import Network
 
-PATH_RESOURCES = 5  # resources per flow at most: leaf up, leaf down, pod up, pod down, pod pair
+PATH_RESOURCES = 5  # resources per flow: leaf up, leaf down, pod up, pod down, pod pair
+# (adaptive forwarding adds columns after these: the larger pools a flow is also on)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,12 +93,22 @@ class Resources:
         self.n = f.n_elements
         self.p = net.pods
         # id layout: cable up 2*l, cable down 2*l+1, leaf up pool, leaf down pool,
-        # pod up, pod down, pod pair
+        # pod up, pod down, pod pair, then adaptive pools (up 2p, down 2p + 1)
         self.leaf_up = 2 * self.n_links
         self.leaf_down = self.leaf_up + self.n
         self.pod_up = self.leaf_down + self.n
         self.pod_down = self.pod_up + self.p
         self.pair = self.pod_down + self.p
+        self.extra = self.pair + self.p * self.p
+
+    def pool_ids(self, pools: IntArray, down: bool) -> IntArray:
+        """Resource ids of adaptive pools (:attr:`Network.adaptive_pools` indices, -1: none):
+        a leaf's pool of every live uplink is the leaf's pooled uplinks."""
+        ap = self.net.adaptive_pools
+        safe = np.maximum(pools, 0)
+        whole = (self.leaf_down if down else self.leaf_up) + ap.leaf[safe]
+        ids = np.where(ap.full[safe], whole, self.extra + 2 * safe + int(down))
+        return np.where(pools >= 0, ids, -1).astype(np.int64)
 
     def capacity(self, ids: IntArray) -> FloatArray:
         """The live Gb/s of each resource id (link directions and pooled capacities)."""
@@ -105,9 +121,12 @@ class Resources:
         out[pool] = net.leaf_up_gbps[leaf]
         pod = (ids >= self.pod_up) & (ids < self.pair)
         out[pod] = net.pod_up_gbps[(ids[pod] - self.pod_up) % self.p]
-        for k in np.flatnonzero(ids >= self.pair).tolist():
+        for k in np.flatnonzero((ids >= self.pair) & (ids < self.extra)).tolist():
             a, b = divmod(int(ids[k]) - self.pair, self.p)
             out[k] = net.pair_gbps(a, b)
+        extra = ids >= self.extra
+        if extra.any():
+            out[extra] = net.adaptive_pools.gbps[(ids[extra] - self.extra) // 2]
         return out
 
     def describe(self, rid: int) -> str:
@@ -122,6 +141,11 @@ class Resources:
         if rid < self.pair:
             pod = (rid - self.pod_up) % self.p
             return f"pod {pod} core uplinks ({'down' if rid >= self.pod_down else 'up'})"
+        if rid >= self.extra:
+            ap = self.net.adaptive_pools
+            p, down = divmod(rid - self.extra, 2)
+            to = ", ".join(f.ids[s] for s in ap.spines(p))
+            return f"{f.ids[ap.leaf[p]]} uplinks to {to} ({'down' if down else 'up'})"
         a, b = divmod(rid - self.pair, self.p)
         return f"pod {a} -> pod {b} capacity"
 
@@ -144,9 +168,7 @@ def flow_paths(net: Network, fl: Flows, res: Resources, forwarding: Forwarding,
         out[inter, 3] = res.pod_down + pod_b[inter]
         out[inter, 4] = res.pair + pod_a[inter] * res.p + pod_b[inter]
     if forwarding == "adaptive":
-        out[cross, 0] = res.leaf_up + fl.leaf_a[cross]
-        out[cross, 1] = res.leaf_down + fl.leaf_b[cross]
-        return out
+        return _adaptive_paths(fl, res, out, cross, inter)
     if forwarding == "static":
         key_up = key_down = fl.key
     else:
@@ -183,3 +205,32 @@ def flow_paths(net: Network, fl: Flows, res: Resources, forwarding: Forwarding,
             downs = net.live_links(net.downlinks[(int(s), lb)])
             out[sel, 1] = 2 * downs[key_down[sel] % downs.size] + 1
     return out
+
+
+def _adaptive_paths(
+    fl: Flows, res: Resources, out: IntArray, cross: npt.NDArray[np.bool_],
+    inter: npt.NDArray[np.bool_],
+) -> IntArray:  # fmt: skip
+    """Adaptive paths: the pools of the flow's admissible uplinks and every larger pool of
+    its leaf, up and down (:mod:`harness.invariants.adaptive`); none: no path (-2)."""
+    ap = res.net.adaptive_pools
+    idx = np.flatnonzero(cross)
+    ca, cb = ap.leaf_col[fl.leaf_a[idx]], ap.leaf_col[fl.leaf_b[idx]]
+    ok = (ca >= 0) & (cb >= 0)
+    sa, sb, far = np.maximum(ca, 0), np.maximum(cb, 0), inter[idx]
+    up = np.where(ok, np.where(far, ap.inter[sa], ap.intra[sa, sb]), -1)
+    down = np.where(ok, np.where(far, ap.inter[sb], ap.intra[sb, sa]), -1)
+    ok = (up >= 0) & (down >= 0)
+    out[idx[~ok]] = -1
+    out[idx[~ok], 0] = -2
+    idx, up, down = idx[ok], up[ok], down[ok]
+    out[idx, 0] = res.pool_ids(up, down=False)
+    out[idx, 1] = res.pool_ids(down, down=True)
+    more = np.concatenate([res.pool_ids(ap.supersets[up], down=False),
+                           res.pool_ids(ap.supersets[down], down=True)], axis=1)  # fmt: skip
+    used = (more >= 0).any(axis=0)
+    if not used.any():
+        return out
+    wide = np.full((out.shape[0], int(used.sum())), -1, dtype=np.int64)
+    wide[idx] = more[:, used]
+    return np.concatenate([out, wide], axis=1)

@@ -20,6 +20,8 @@ from scipy.sparse.csgraph import maximum_flow
 
 from harness.fabric.model import Fabric
 from harness.fabric.model import LinkKind
+from harness.invariants.adaptive import AdaptivePools
+from harness.invariants.adaptive import adaptive_pools
 
 IntArray = npt.NDArray[np.int64]
 
@@ -195,6 +197,11 @@ class Network:
         out = np.zeros((max(spines.size, 1), max(leaves.size, 1)), dtype=bool)
         out[spine_row[f.link_b[live]], leaf_col[f.link_a[live]]] = True
         return spine_row, leaf_col, out
+
+    @cached_property
+    def adaptive_pools(self) -> AdaptivePools:
+        """Every leaf's pools of uplinks under adaptive forwarding (:mod:`~.adaptive`)."""
+        return adaptive_pools(self)
 
     @cached_property
     def pod_core_gbps(self) -> FloatArray:

@@ -51,7 +51,6 @@ from harness.fabric.jobs import Job
 from harness.fabric.routing import Forwarding
 from harness.invariants.collectives import COLLECTIVE_ORDER
 from harness.invariants.collectives import rank_flows
-from harness.invariants.forwarding import PATH_RESOURCES
 from harness.invariants.forwarding import Flows
 from harness.invariants.forwarding import Resources
 from harness.invariants.forwarding import flow_paths
@@ -179,7 +178,7 @@ def _evaluate(
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(total > 0, np.minimum(1.0, cap[None, None, :] / total), 1.0)
         ratio = ratio.reshape(groups, uniq.size)
-        share = np.ones((fl.src.size, PATH_RESOURCES))
+        share = np.ones(paths.shape)
         share[rows, cols] = ratio[fl.group[rows], inv]
         worst_col = share.argmin(axis=1)
         slow = share.min(axis=1)

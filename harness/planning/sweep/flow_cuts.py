@@ -2,8 +2,9 @@
 
 A live leaf-spine cable that splits nothing, cut on a two-tier fabric under
 ``static`` or ``ecmp`` forwarding, moves every cross-leaf flow leaving or
-entering its leaf (:mod:`.flows`); under ``adaptive`` no flow moves, the
-leaf's pooled uplinks carry the same load over less capacity.  :func:`cut_busbw` does for many such
+entering its leaf (:mod:`.flows`); under ``adaptive`` the cut can change
+which spines reach the leaf, so every pool is made again per case (the
+``FlowDelta`` adaptive path, one case at a time).  :func:`cut_busbw` does for many such
 cuts at once what :meth:`FlowDelta.busbw <harness.planning.sweep.flows.FlowDelta.busbw>`
 does for one, in numpy arrays with a case axis: the d-mod-k or hashed pick
 made again over the case's live uplinks and down cables, the load of every
@@ -50,13 +51,15 @@ def cut_busbw(engine: FlowDelta, links: IntArray) -> FloatArray:
     leaf = f.link_a[links].astype(np.int64)
     case, at = _ranges(leaf_ptr, leaf)  # by case, then flow: a flow crosses a leaf once
     flow = leaf_flows[at]
-    if engine.forwarding == "adaptive":  # no route moves: the leaf's pools lose capacity
-        values = [_draw_pools(engine, d, links) for d in engine.draws]
-    else:
-        values = [
-            _draw(engine, d, (case, flow), _cut_paths(engine, d, links, case, flow), links)
-            for d in engine.draws
-        ]  # fmt: skip
+    none = np.zeros(0, dtype=np.int64)
+    if engine.forwarding == "adaptive":  # the pools of every leaf may change: one by one
+        rows = [engine._adaptive_busbw(engine._case_net(none, links[c : c + 1]), none)
+                for c in range(links.size)]  # fmt: skip
+        return np.array(rows, dtype=np.float64).reshape(links.size, len(engine.jobs))
+    values = [
+        _draw(engine, d, (case, flow), _cut_paths(engine, d, links, case, flow), links)
+        for d in engine.draws
+    ]
     return _per_job(engine, values)
 
 
@@ -171,39 +174,6 @@ def _draw(
     value[f_case, f_flow] = v
     gone = new_paths[:, 0] == -2
     value[case[gone], flow[gone]] = 0.0
-    return _least(engine, value)
-
-
-def _draw_pools(engine: FlowDelta, d: _Draw, links: IntArray) -> FloatArray:
-    """(case, group) under adaptive forwarding: every flow keeps its path, the cut leaf's
-    pooled uplinks (both directions) carry the same load over less capacity."""
-    f = engine.net.fabric
-    fl = engine.fl
-    res = engine.res
-    leaf = f.link_a[links].astype(np.int64)
-    # the leaf's live uplink Gb/s without the cut cable, summed as Network sums it
-    ptr, ups = engine._leaf_uplinks
-    which, at = _ranges(ptr, leaf)
-    weights = engine.net.cap[ups[at]].copy()
-    weights[ups[at] == links[which]] = 0.0
-    cap = np.bincount(which, weights=weights, minlength=links.size).astype(np.float64)
-    pools = np.concatenate([res.leaf_up + leaf, res.leaf_down + leaf])
-    owner = np.concatenate([np.arange(links.size), np.arange(links.size)])
-    pos, has = member(d.res_ids, pools)
-    src, at = _ranges(d.res_ptr, pos[has])
-    e_case = owner[has][src]
-    e_flow, e_col, e_pos = d.res_flows[at], d.res_cols[at], pos[has][src]
-    total = d.total[fl.group[e_flow], e_pos]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(total > 0, np.minimum(1.0, cap[e_case] / total), 1.0)
-    n = fl.src.size
-    fkeys, row_of = np.unique(e_case * np.int64(n) + e_flow, return_inverse=True)
-    f_case, f_flow = fkeys // n, fkeys % n
-    share = d.share[f_flow].copy()
-    share[row_of.reshape(-1), e_col] = ratio
-    v = fl.demand[f_flow] * fl.scale[f_flow]
-    value = np.broadcast_to(d.value, (links.size, n)).copy()
-    value[f_case, f_flow] = v * share.min(axis=1)
     return _least(engine, value)
 
 

@@ -12,8 +12,11 @@ only what the case changes, with the same arithmetic as the flow engine:
    cable or optic, its leaf) and those whose route changes (static and
    ``ecmp`` tables: every flow leaving or entering a leaf that lost an
    uplink, the d-mod-k or hash pick made again over the case's live
-   uplinks and down cables; ``adaptive`` pools: no route changes, the pools
-   of those leaves lose capacity);
+   uplinks and down cables; ``adaptive`` pools: a cut leaf-spine cable can
+   change which spines reach which leaf, so every leaf's pools
+   (:mod:`harness.invariants.adaptive`) and every cross-leaf flow's pools are
+   made again on the case's fabric and evaluated in full, without placing
+   the flows again; a case that cuts no leaf-spine cable moves no pool);
 2. the links and pools those flows left or took, and the pools whose
    capacity changed: their load is summed again from the flows on them, in
    the flow engine's order (so the sums are the same floating-point
@@ -190,7 +193,7 @@ class FlowDelta:
         """Per flow: its share on each path column, and its rate at full scale (as
         :func:`harness.invariants.traffic._evaluate`), for the paths ``paths``."""
         fl = self.fl
-        share = np.ones((fl.src.size, PATH_RESOURCES))
+        share = np.ones(paths.shape)
         if rows.size:
             ratio, inv = self._ratios(net, rows, ids, self.gbps)
             share[rows, cols] = ratio[fl.group[rows], inv]
@@ -348,11 +351,9 @@ class FlowDelta:
         hit_leaves = np.unique(f.link_a[cut_up]).astype(np.int64)
         if hit_leaves.size:
             if self.forwarding == "adaptive":
-                pools = np.concatenate(
-                    [self.res.leaf_up + hit_leaves, self.res.leaf_down + hit_leaves]
-                )
-            else:
-                moved = np.setdiff1d(gather(leaf_ptr, leaf_flows, hit_leaves), dies)
+                case = self._case_net(np.array(dead_el, dtype=np.int64), cut)
+                return self._adaptive_busbw(case, dies)
+            moved = np.setdiff1d(gather(leaf_ptr, leaf_flows, hit_leaves), dies)
         changed = np.union1d(dies, moved)
         nets: list[Network] = []
 
@@ -363,6 +364,21 @@ class FlowDelta:
 
         values = [self._draw_values(d, net, changed, moved, pools) for d in self.draws]
         expected = np.stack(values).mean(axis=0) * f.rails
+        out = np.full(len(self.jobs), np.inf)
+        for j, job in enumerate(self.jobs):
+            out[j] = min((float(expected[j * self.nc + COLLECTIVE_ORDER.index(c)])
+                          for c in job.collectives), default=float("inf"))  # fmt: skip
+        return out
+
+    def _adaptive_busbw(self, net: Network, dies: IntArray) -> FloatArray:
+        """Per job, under adaptive forwarding: its worst collective's bus bandwidth on ``net``
+        (the base's flows, ``dies`` without a path), every pool made again and evaluated."""
+        paths = flow_paths(net, self.fl, Resources(net), "adaptive", 0)
+        paths[dies] = -1
+        paths[dies, 0] = -2
+        rows, cols = np.nonzero(paths >= 0)
+        _, value = self.evaluate(net, paths, rows, cols, paths[rows, cols])
+        expected = np.stack([self._best(value)]).mean(axis=0) * net.fabric.rails
         out = np.full(len(self.jobs), np.inf)
         for j, job in enumerate(self.jobs):
             out[j] = min((float(expected[j * self.nc + COLLECTIVE_ORDER.index(c)])
