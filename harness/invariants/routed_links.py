@@ -155,6 +155,13 @@ def _job_cables(
     rows_a, cables_a = access
     rows, cols = np.nonzero(paths >= 0)
     rid = paths[rows, cols]
+    extra = rid >= res.extra
+    if extra.any():  # an adaptive pool of some of a leaf's uplinks (or cables into a leaf):
+        # the flow may use every admissible cable of it, as of the leaf's whole pool
+        down = ((rid[extra] - res.extra) % 2).astype(np.bool_)
+        r = rows[extra]
+        rid = rid.copy()
+        rid[extra] = np.where(down, res.leaf_down + fl.leaf_b[r], res.leaf_up + fl.leaf_a[r])
     cable = rid < res.leaf_up
     pairs = [np.stack([job_of[rows_a], cables_a], axis=1),
              np.stack([job_of[rows[cable]], rid[cable] // 2], axis=1)]  # fmt: skip

@@ -81,3 +81,28 @@ def test_a_spine_kill_stalls_a_job_iff_its_static_routes_cross_the_spine(
               and j.name not in after.jobs_lost()}  # fmt: skip
     crashed = {name for name in t.lost() if name in judged}
     assert crashed == _on_path(before, jobs, int(f.spines[spine])) & judged
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    cuts=st.sets(st.integers(0, 31), max_size=6),
+    members=st.lists(st.sets(st.integers(0, 7), min_size=2, max_size=5), min_size=1, max_size=3),
+)
+def test_adaptive_routes_cover_the_static_ones_in_asymmetric_states(
+    cuts: set[int], members: list[set[int]]
+) -> None:
+    # static tables take one admissible uplink per destination, adaptive routing may take
+    # any of them: its blast radius holds the static one, whatever pools the state splits a
+    # leaf's uplinks into (the pools of some of a leaf's uplinks stand for their cables too)
+    f = fabric()
+    ups = f.links_of_kind(LinkKind.LEAF_SPINE)
+    state = FaultState.healthy(f)
+    for c in sorted(cuts):
+        state = state.inject(Fault.parse({"cut": f.link_ids[int(ups[c])]}).resolve(f))
+    servers = f.servers.tolist()
+    jobs = [Job(f"j{k}", tuple(servers[i] for i in sorted(m))) for k, m in enumerate(members)]
+    obs = Observation.from_state(state)
+    static = traffic_of(Analysis(f, obs, jobs, routing=Routing.stating(forwarding="static")))
+    adaptive = traffic_of(Analysis(f, obs, jobs, routing=Routing.stating(forwarding="adaptive")))
+    for job in jobs:
+        assert static[job.name] <= adaptive[job.name], job.name
