@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.invariants.bandwidth import describe as describe_traffic
+from harness.invariants.figures import slowest_line
 from harness.invariants.timeline import seconds_text
 from harness.planning.budget import ASSUMED_JOBS_NOTE
 from harness.planning.budget import describe_budget
@@ -110,6 +111,9 @@ def print_risk(console: Console, r: RiskReport, *, top: int = 15, words: Wording
     ratio("bisection bandwidth", lambda s: s.bisection)
     ratio("min storage bandwidth", lambda s: s.storage)
     console.print(table)
+    for label, s in ((words.before, b), (words.after, a)):
+        if line := slowest_line(s.figures):
+            console.print(f"{label}: {line}", highlight=False)
     if d.jobs_lost:
         console.print(
             f"[bold]{subject} loses {plural(len(d.jobs_lost), 'job')}:[/] {', '.join(d.jobs_lost)}"
