@@ -72,8 +72,10 @@ def test_every_hop_between_pods_is_a_live_cable_of_one_up_down_path() -> None:
                 assert down.tolist() == [0, 0, 1, 1]
                 assert (cap[links] > 0).all()
                 a, b = f.link_a[links], f.link_b[links]
-                assert a[0] == fl.leaf_a[k] and b[0] == a[1]  # leaf -> spine -> core
-                assert b[1] == b[2] and a[2] == b[3]  # core -> spine of the far pod
+                assert a[0] == fl.leaf_a[k]
+                assert b[0] == a[1]
+                assert b[1] == b[2]
+                assert a[2] == b[3]
                 assert a[3] == fl.leaf_b[k]  # -> the destination leaf
                 assert hops[4] == -1  # no pooled capacity under ecmp
 
@@ -87,7 +89,8 @@ def test_a_leaf_with_no_spine_left_above_the_cores_has_no_path() -> None:
     fl = _place(net, [Job("x", servers(f, "su01/", "su02/"))])
     paths = flow_paths(net, fl, Resources(net), "ecmp", 0)
     cross = (fl.leaf_a >= 0) & (fl.leaf_a != fl.leaf_b)
-    assert cross.any() and (paths[cross, 0] == -2).all()
+    assert cross.any()
+    assert (paths[cross, 0] == -2).all()
 
 
 def test_each_hop_hashes_on_its_own_and_two_tiers_keep_their_hashes() -> None:
@@ -150,21 +153,26 @@ def test_figures_state_both_baselines_and_the_slowest_job() -> None:
     local = Job("local", servers(f, "su02/"))
     healthy = analysis(f, [pair, local], "ecmp")
     x = job_figures(healthy, pair)
-    assert x.draws == ECMP_DRAWS and x.line_rate_gbs == LINE
-    assert x.vs_healthy == 1.0 and x.vs_line_rate == x.expected_gbs / LINE < 1.0
+    assert x.draws == ECMP_DRAWS
+    assert x.line_rate_gbs == LINE
+    assert x.vs_healthy == 1.0
+    assert x.vs_line_rate == x.expected_gbs / LINE < 1.0
     assert x.worst_draw_gbs < x.expected_gbs
     sc = f.links_of_kind(LinkKind.SPINE_CORE)
     cut = sc[(f.pod[f.link_a[sc]] == 1) & (f.link_a_port[sc] > 5)].tolist()  # 1 uplink each
     after = analysis(f, [pair, local], "ecmp", cut)
     y = job_figures(after, pair)
-    assert y.healthy_gbs == x.expected_gbs and y.line_rate_gbs == LINE
+    assert y.healthy_gbs == x.expected_gbs
+    assert y.line_rate_gbs == LINE
     assert y.vs_healthy == y.expected_gbs / x.expected_gbs < 1.0
     worst = slowest([job_figures(after, pair), job_figures(after, local)])
-    assert worst is not None and worst.job == "pair"
+    assert worst is not None
+    assert worst.job == "pair"
     js = y.to_json()
     assert set(js) >= {"expected_busbw_gbs", "worst_draw_busbw_gbs", "line_rate_gbs",
                        "healthy_expected_busbw_gbs", "expected_vs_line_rate",
                        "expected_vs_healthy", "hash_draws"}  # fmt: skip
-    assert "of line rate" in y.describe() and "of healthy" in y.describe()
+    assert "of line rate" in y.describe()
+    assert "of healthy" in y.describe()
     static = job_figures(analysis(f, [pair], "static"), pair)
     assert (static.draws, static.vs_line_rate, static.vs_healthy) == (1, 1.0, 1.0)

@@ -79,6 +79,6 @@ def test_three_tier_ecmp_sweep_rows_equal_the_full_analysis(
     chosen = [singles[k] for k in picked]
     for fast, x in zip(ev.evaluate_singles(chosen), chosen, strict=True):
         exact = ev.evaluate_exact([x])
-        assert (fast.min_busbw_ratio, fast.busbw_job, fast.jobs_lost,
-                fast.pairs_disconnected) == (exact.min_busbw_ratio, exact.busbw_job,
-                                             exact.jobs_lost, exact.pairs_disconnected), x.id  # fmt: skip
+        got = (fast.min_busbw_ratio, fast.busbw_job, fast.jobs_lost, fast.pairs_disconnected)
+        want = (exact.min_busbw_ratio, exact.busbw_job, exact.jobs_lost, exact.pairs_disconnected)
+        assert got == want, x.id
