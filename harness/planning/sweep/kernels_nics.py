@@ -8,12 +8,16 @@ multi-server jobs.
 
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
+from harness.planning.sweep.flows import FlowDelta
+from harness.planning.sweep.flows import member
 from harness.planning.sweep.pairs import empty_pairs
 from harness.planning.sweep.pairs import empty_pairs_v
 from harness.planning.sweep.records import CaseResult
@@ -44,6 +48,52 @@ def bulk_nics(
         bulk_one_nic(ev, singles, one, out)
     if len(one) < len(items):
         bulk_nic_sets(ev, singles, [x for x in items if x[2] >= 0 or len(x[1]) != 1], out)
+
+
+def _busbw(
+    ev: CaseEvaluator, failure: Failure, nics: Sequence[int], lost: Sequence[str]
+) -> tuple[float, str]:
+    """The surviving jobs' least bus bandwidth ratio, and its job, once ``failure`` cut the
+    ``nics`` (whole), losing the ``lost`` jobs.  The cut NICs' flows leave the links they
+    loaded (the lost jobs' other flows stay: the planning view), so a job sharing an
+    overloaded link with them speeds up: then the case's bandwidth is recomputed
+    (:meth:`~harness.planning.sweep.local.LocalPath.case_busbw_without`: the flows it
+    moves where :class:`~harness.planning.sweep.flows.FlowDelta` covers the fabric, else
+    the full analysis).  When no group found a link those flows used over capacity in any
+    draw (or no flow crosses leaves), every other share stays 1 and the others keep the
+    base's bandwidth."""
+    if ev._no_flows:
+        return ev._busbw_without(lost)
+    engine = ev._flow_delta  # its draws place the base's flows on any fabric
+    tight = _TIGHT.get(engine)
+    if tight is None:
+        tight = _TIGHT[engine] = _tight_nics(engine)
+    if not tight[np.array(nics, dtype=np.int64)].any():
+        return ev._busbw_without(lost)
+    return ev.case_busbw_without((failure,), lost)
+
+
+_TIGHT: weakref.WeakKeyDictionary[FlowDelta, npt.NDArray[np.bool_]]
+_TIGHT = weakref.WeakKeyDictionary()
+
+
+def _tight_nics(engine: FlowDelta) -> npt.NDArray[np.bool_]:
+    """Per element: a NIC with a flow on a link (or pool) that some group finds over
+    capacity in some draw of the base (a share below 1): cutting it may speed other jobs
+    up.  On a link no group finds over capacity every share is 1, and taking flows off
+    it (each a positive load) leaves them 1."""
+    fl = engine.fl
+    tight_flow = np.zeros(fl.src.size, dtype=np.bool_)
+    for d in engine.draws:
+        over = d.total.max(axis=0, initial=0.0) > engine.res.capacity(d.res_ids)
+        rows, cols = np.nonzero(d.paths >= 0)
+        pos, _ = member(d.res_ids, d.paths[rows, cols])
+        tight_flow[rows[over[pos]]] = True
+    out = np.zeros(engine.net.fabric.n_elements, dtype=np.bool_)
+    live = tight_flow & (fl.leaf_a >= 0)
+    out[fl.src[live]] = True
+    out[fl.dst[live]] = True
+    return out
 
 
 def bulk_one_nic(
@@ -79,7 +129,7 @@ def bulk_one_nic(
         reasons = why.get(x, ())
         if lost and not reasons:
             reasons = why[x] = tuple(f"{j}: {ids[x]} cut off" for j in lost[:6])
-        bw, slowest = ev._busbw_without(lost) if lost else (bw_min, ev._base_slowest)
+        bw, slowest = _busbw(ev, singles[p], (x,), lost) if lost else (bw_min, ev._base_slowest)
         out[p] = CaseResult((singles[p],), pp, pd, lost, up_min, bw, storage, False, None,
                             reasons, slowest)  # fmt: skip
 
@@ -134,7 +184,8 @@ def bulk_nic_sets(
         inter_p2 = inter_p - fe(ep_base) + fe(ep_new) + delta_p
         ratio = up_min if dead_leaf < 0 else ev._uplink_ratio_without(dead_leaf)
         names = tuple(sorted(lost))
-        bw, slowest = ev._busbw_without(names) if lost else (bw_min, ev._base_slowest)
+        bw, slowest = (_busbw(ev, singles[p], nics, names) if lost
+                       else (bw_min, ev._base_slowest))  # fmt: skip
         out[p] = seen[nics, dead_leaf] = CaseResult(
             (singles[p],), intra_p + inter_p2, intra_d + inter_d2, names,
             ratio, bw, storage, False, None, tuple(reasons[:6]), slowest,
