@@ -21,8 +21,7 @@ reports name the **slowest job** (the least expected bandwidth against
 healthy, lost jobs left out: they are counted as lost) with both fractions.
 
 >>> from harness.fabric import preset
->>> from harness.fabric.jobs import Collective
-from harness.fabric.jobs import Job
+>>> from harness.fabric.jobs import Job
 >>> from harness.faults.fault import FaultState
 >>> from harness.invariants.analysis import Analysis
 >>> from harness.invariants.state import Observation
