@@ -10,6 +10,8 @@ engine calls the functions directly.
 * :mod:`~harness.invariants.verdicts`: which jobs survive, and why not;
 * :mod:`~harness.invariants.capacity`: NIC/NVLink rates, uplinks, bisection;
 * :mod:`~harness.invariants.bandwidth`: ring flows and bus bandwidth;
+* :mod:`~harness.invariants.ecmp`: per-hop ECMP hashing between pods;
+* :mod:`~harness.invariants.figures`: bus bandwidth against line rate and healthy;
 * :mod:`~harness.invariants.storage`: storage bonds and checkpoints;
 * :mod:`~harness.invariants.bond_hash`: the bond's transmit hash (Linux's).
 
@@ -24,6 +26,10 @@ Modules:
 ``collectives``   Collectives as flows between ranks: NCCL's ring, double binary tree and all-
                   to-all.
 ``connectivity``  Which GPUs and NICs can still talk (pure).
+``ecmp``          Per-hop ECMP between pods: the leaf, the spine, the core and the spine each
+                  hash the flow.
+``figures``       A job's bus bandwidth stated as an operator checks it: expected, against line
+                  rate and healthy.
 ``forwarding``    Paths of flows under the forwarding models: pooled (adaptive), d-mod-k
                   (static), hashed (ecmp).
 ``leaf_flows``    Flows of a job when no flow crosses two leaves: re-evaluated for the NICs a

@@ -19,18 +19,26 @@ model (:data:`harness.fabric.routing.Forwarding`) gives it:
     port on its leaf modulo their number (``d-mod-k``).  The spine comes down
     to the destination leaf on its live cables picked the same way.
 ``ecmp``
-    per-flow hashing (RoCE with BGP, RFC 7938): each flow's uplink and
-    downlink are drawn by a hash of (source, destination, port).  The
-    expected bus bandwidth is the mean over
+    per-flow hashing (RoCE with BGP, RFC 7938): every switch a flow crosses
+    hashes it onto one of its next hops that still lead to the destination,
+    each hop with its own hash of (source, destination, port): the leaf's
+    uplink and the spine's downlink in two tiers; between pods of three tiers
+    also the spine's core uplink and the core's downlink
+    (:mod:`harness.invariants.ecmp`, which states the assumption about hash
+    polarisation).  The expected bus bandwidth is the mean over
     :data:`~harness.invariants.traffic.ECMP_DRAWS` seeded hash functions; the
     worst of them is reported beside it.
 
-In three tiers, flows between pods climb through their leaf's uplinks (chosen
-as above), then share the pods' core uplinks and the **pod-pair capacity**
-(the exact up-down max-flow between the two pods,
-:func:`~harness.invariants.network.pod_pair_gbps`) as pooled capacities,
-whatever the forwarding; they come down pooled over the destination leaf's
-uplinks.
+In three tiers, under ``static`` and ``adaptive``, flows between pods climb
+through their leaf's uplinks (chosen as above), then share the pods' core
+uplinks and the **pod-pair capacity** (the exact up-down max-flow between
+the two pods, :func:`~harness.invariants.network.pod_pair_gbps`) as pooled
+capacities; they come down pooled over the destination leaf's uplinks.  That
+pools what adaptive routing spreads over the cores; for OpenSM's ftree it is
+an optimistic bound (ftree assigns each destination one path through the
+cores too, so destinations can collide on a core cable that the pool counts
+as shared capacity).  Only ``ecmp`` is hashed
+cable by cable through the cores.
 
 :func:`flow_paths` gives each flow its path as resource ids (:class:`Resources`:
 cable directions and pooled capacities).
@@ -44,6 +52,8 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.fabric.routing import Forwarding
+from harness.invariants.ecmp import hop_key
+from harness.invariants.ecmp import inter_pod_paths
 from harness.invariants.network import FloatArray
 from harness.invariants.network import IntArray
 from harness.invariants.network import Network
@@ -71,16 +81,6 @@ class Flows:
     def gbps(self) -> FloatArray:
         """Offered load on the links of the path (Gb/s)."""
         return self.demand * self.weight * 8.0
-
-
-def _mix(x: IntArray) -> IntArray:
-    """A 64-bit integer hash (splitmix64's finaliser), elementwise."""
-    z = x.astype(np.uint64)
-    with np.errstate(over="ignore"):
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = z ^ (z >> np.uint64(31))
-    return (z >> np.uint64(1)).astype(np.int64)
 
 
 class Resources:
@@ -163,6 +163,12 @@ def flow_paths(net: Network, fl: Flows, res: Resources, forwarding: Forwarding,
     pod_a = np.where(fl.leaf_a >= 0, f.pod[np.maximum(fl.leaf_a, 0)], 0)
     pod_b = np.where(fl.leaf_b >= 0, f.pod[np.maximum(fl.leaf_b, 0)], 0)
     inter = cross & (f.tiers == 3) & (pod_a != pod_b)
+    if forwarding == "ecmp" and inter.any():  # hashed at every hop (:mod:`.ecmp`)
+        rows = np.flatnonzero(inter)
+        got = inter_pod_paths(net, fl.src[rows], fl.dst[rows], fl.slot[rows],
+                              leaves=(fl.leaf_a[rows], fl.leaf_b[rows]), seed=seed)  # fmt: skip
+        out[rows, : got.shape[1]] = got
+        cross, inter = cross & ~inter, np.zeros_like(inter)
     if inter.any():
         out[inter, 2] = res.pod_up + pod_a[inter]
         out[inter, 3] = res.pod_down + pod_b[inter]
@@ -172,9 +178,8 @@ def flow_paths(net: Network, fl: Flows, res: Resources, forwarding: Forwarding,
     if forwarding == "static":
         key_up = key_down = fl.key
     else:
-        base = (fl.src * np.int64(1_000_003) + fl.dst) * np.int64(8) + fl.slot
-        key_up = _mix(base ^ _mix(np.full(n, 2 * seed + 1, dtype=np.int64)))
-        key_down = _mix(base ^ _mix(np.full(n, 2 * seed + 2, dtype=np.int64)))
+        key_up = hop_key(fl.src, fl.dst, fl.slot, seed, 0)
+        key_down = hop_key(fl.src, fl.dst, fl.slot, seed, 3)
     out[inter, 1] = res.leaf_down + fl.leaf_b[inter]
     pairs = np.stack([fl.leaf_a, np.where(inter, -1, fl.leaf_b)], axis=1)
     idx = np.flatnonzero(cross)

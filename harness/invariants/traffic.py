@@ -11,18 +11,25 @@ leaves climbs to a spine (and in three tiers, between pods, through the
 cores) and comes down, over the links the **forwarding** model gives it,
 ``adaptive``, ``static`` or ``ecmp`` (:mod:`harness.invariants.forwarding`);
 in three tiers flows between pods also share the pods' core uplinks and the
-pod-pair capacity (:func:`~harness.invariants.network.pod_pair_gbps`).
+pod-pair capacity (:func:`~harness.invariants.network.pod_pair_gbps`) under
+``static`` and ``adaptive``, and take hashed core cables under ``ecmp``.
 
 Every link direction is shared in proportion to what its flows ask: a flow
 gets ``min(1, capacity / offered load)`` of its demand on the most loaded
-link of its path.  All placed jobs load the links at once (the planning view:
+link of its path (its **line rate**, :attr:`CollectiveBandwidth.line_gbs`,
+is the same rate with no link shared).  All placed jobs load the links at once (the planning view:
 lost ones too); for the other jobs, the heaviest of their collectives on each
 link.  A collective's bus bandwidth is ``rails x`` the slowest flow's rate
 scaled to a full NIC: on a healthy non-blocking fabric it is the rails' line
 rate, for every collective; a link that must carry more than it can slows the
 collective by the worst flow's share (NCCL splits a collective evenly over its
 channels, so the slowest one paces it).  A job's bandwidth is the worst of
-its collectives.
+its collectives.  Under ``ecmp`` each figure is the **expected** one, the mean
+over :data:`ECMP_DRAWS` seeded hash functions (hash collisions cost
+bandwidth even on a healthy non-blocking fabric; every hop a flow crosses
+hashes it, :mod:`harness.invariants.ecmp`), with the worst draw beside it;
+:mod:`harness.invariants.figures` states them against line rate and against
+the same fabric healthy.
 
 >>> from harness.fabric import preset
 >>> from harness.fabric.jobs import Job
@@ -70,6 +77,8 @@ class CollectiveBandwidth:
     busbw_gbs: float  # expected (ecmp: mean over the seeded hashes)
     worst_gbs: float  # ecmp: the worst seeded hash; otherwise the same as busbw_gbs
     bottleneck: str = ""  # the most loaded link of the slowest flow ("" when none is over)
+    # line rate: the same flows with no link shared (what the NICs at both ends give them)
+    line_gbs: float = float("inf")
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +239,9 @@ def job_traffic(
         if seed == 0 or not why:
             why = w
     expected, worst = over_draws(values, len(jobs) * nc, rails)
+    line = np.full(len(jobs) * nc, np.inf)
+    np.minimum.at(line, fl.group, fl.demand * fl.scale)
+    line *= rails
     out = []
     f = net.fabric
     cross = (fl.leaf_a >= 0) & (fl.leaf_a != fl.leaf_b)
@@ -238,7 +250,8 @@ def job_traffic(
         cb = tuple(
             CollectiveBandwidth(c, float(expected[j * nc + COLLECTIVE_ORDER.index(c)]),
                                 float(worst[j * nc + COLLECTIVE_ORDER.index(c)]),
-                                why[j * nc + COLLECTIVE_ORDER.index(c)])
+                                why[j * nc + COLLECTIVE_ORDER.index(c)],
+                                float(line[j * nc + COLLECTIVE_ORDER.index(c)]))
             for c in job.collectives
         )  # fmt: skip
         mine = cross & (job_of == j)

@@ -21,6 +21,8 @@ from harness.fabric.model import LinkKind
 from harness.faults.fault import percent
 from harness.invariants import bandwidth
 from harness.invariants.analysis import Analysis
+from harness.invariants.figures import job_figures
+from harness.invariants.figures import line_rate_gbs
 from harness.observations.observation import ArgType
 from harness.observations.observation import Context
 from harness.observations.observation import Family
@@ -56,7 +58,8 @@ def _bandwidth(
     job = a.job(got.involved[0]) if got.involved else None
     if job is None or len(job.servers) < 2:
         return got
-    detail = f"{got.detail}, {bandwidth.describe(a.job_traffic(job), a.job_uplink_ratio(job))}"
+    detail = (f"{got.detail}: {job_figures(a, job).describe()}; "
+              f"{bandwidth.describe(a.job_traffic(job), a.job_uplink_ratio(job))}")  # fmt: skip
     if a.verdicts[a.jobs.index(job)].lost:
         detail = f"{got.detail} is lost"
     return Observed(got.value, detail, got.involved)
@@ -66,7 +69,9 @@ BUSBW_ARGS: dict[str, ArgType] = {"job": str, "collective": str}
 
 
 #: The observations refused while a link loses packets (:func:`refuse_lossy`), always.
-LOSSLESS_ONLY = frozenset({"job_busbw_gbs", "job_busbw_ratio", "min_job_busbw_ratio"})
+LOSSLESS_ONLY = frozenset(
+    {"job_busbw_gbs", "job_busbw_ratio", "job_busbw_line_ratio", "min_job_busbw_ratio"}
+)
 
 
 def refuses_lossy(name: str, args: Mapping[str, Any]) -> bool:
@@ -111,6 +116,21 @@ def _busbw(a: Analysis, _: Context, args: Mapping[str, Any]) -> Observed:
 def _busbw_ratio(a: Analysis, _: Context, args: Mapping[str, Any]) -> Observed:
     refuse_lossy(a, "job_busbw_ratio")
     return _bandwidth(a, args, a.job_busbw_ratio)
+
+
+@FAMILY.predicts(
+    "job_busbw_line_ratio",
+    "bus bandwidth as a ratio to the job's line rate (its NICs with no link shared)",
+    BUSBW_ARGS,
+)
+def _busbw_line_ratio(a: Analysis, _: Context, args: Mapping[str, Any]) -> Observed:
+    refuse_lossy(a, "job_busbw_line_ratio")
+
+    def ratio(job: Job, collective: Collective | None) -> float:
+        line = line_rate_gbs(a, job, collective)
+        return a.job_busbw_gbs(job, collective) / line if line > 0 else 0.0
+
+    return _bandwidth(a, args, ratio)
 
 
 @FAMILY.predicts("min_job_busbw_ratio", "minimum bus bandwidth ratio over all jobs (lost: 0)")

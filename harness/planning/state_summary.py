@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from harness.invariants.analysis import Analysis
+from harness.invariants.figures import BusbwFigures
+from harness.invariants.figures import all_figures
 from harness.invariants.traffic import JobTraffic
 from harness.planning.budget import BUDGET_METRICS
 
@@ -45,6 +47,8 @@ class StateSummary:
     traffic: tuple[tuple[str, JobTraffic, float], ...] = ()
     bandwidth_job: str = ""  # the surviving job with the lowest ratio
     jobs_unplaceable: tuple[str, ...] = ()  # jobs that could not start now
+    # per job: expected bus bandwidth against line rate and healthy (:mod:`~.figures`)
+    figures: tuple[BusbwFigures, ...] = ()
 
     def metric(self, name: str) -> float:
         """The value of a budget metric (a disconnected count as a float; bisection 1 when
@@ -117,7 +121,7 @@ def summarize(a: Analysis, crashed: Mapping[str, str] | None = None) -> StateSum
     return StateSummary(
         lost, reasons, _nics_cut(a), a.gpus_isolated(pxn=True), a.gpu_pairs_disconnected(pxn=True),
         bw, ratios, a.leaf_uplink_ratio(), _bisection_ratio(a, a.healthy, nothing=0.0),
-        _storage_ratio(a, a.healthy), traffic, slowest, unplaceable,
+        _storage_ratio(a, a.healthy), traffic, slowest, unplaceable, all_figures(a, crashed),
     )  # fmt: skip
 
 

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.invariants.bandwidth import describe as describe_traffic
+from harness.invariants.figures import slowest_line
 from harness.invariants.timeline import seconds_text
 from harness.planning.budget import ASSUMED_JOBS_NOTE
 from harness.planning.budget import describe_budget
@@ -110,6 +111,9 @@ def print_risk(console: Console, r: RiskReport, *, top: int = 15, words: Wording
     ratio("bisection bandwidth", lambda s: s.bisection)
     ratio("min storage bandwidth", lambda s: s.storage)
     console.print(table)
+    for label, s in ((words.before, b), (words.after, a)):
+        if line := slowest_line(s.figures):
+            console.print(f"{label}: {line}", highlight=False)
     if d.jobs_lost:
         console.print(
             f"[bold]{subject} loses {plural(len(d.jobs_lost), 'job')}:[/] {', '.join(d.jobs_lost)}"
@@ -212,9 +216,13 @@ def _group_lost(g: CaseGroup) -> str:
     return f"{len(c.jobs_lost)} each: {compress_ids(names)}"
 
 
-def _busbw(c: CaseResult) -> str:
-    """The surviving jobs' lowest bus bandwidth and whose it is."""
-    return _pct(c.min_busbw_ratio) + (f" ({c.busbw_job})" if c.busbw_job else "")
+def _busbw(c: CaseResult, line: float | None = None) -> str:
+    """The surviving jobs' lowest bus bandwidth and whose it is (and, ``line``, that job's
+    against its line rate)."""
+    if not c.busbw_job:
+        return _pct(c.min_busbw_ratio)
+    of_line = f"; {line:.1%} of line rate" if line is not None else ""
+    return f"{_pct(c.min_busbw_ratio)} ({c.busbw_job}{of_line})"
 
 
 def print_sweep(
@@ -238,6 +246,8 @@ def print_sweep(
     )
     if jobs_assumed:
         console.print(ASSUMED_JOBS_NOTE, highlight=False)
+    if line := slowest_line(r.figures):
+        console.print(f"base state: {line}", highlight=False)
     summary = Table(title="by category", title_justify="left")
     for col in ("category", "cases", "disconnecting", "job-losing"):
         summary.add_column(col, justify="right" if col != "category" else "left")
@@ -262,7 +272,7 @@ def print_sweep(
             _group_lost(g),
             f"{len(c.unplaceable):,}",
             f"{c.pairs_disconnected:,}",
-            _busbw(c),
+            _busbw(c, r.vs_line_rate(c)),
             _pct(c.leaf_uplink_ratio),
             _pct(c.storage_ratio),
         )

@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from harness.invariants.figures import slowest
 from harness.invariants.traffic import JobTraffic
 from harness.planning.budget import ASSUMED_JOBS_NOTE
 from harness.planning.budget import describe_budget
@@ -20,14 +21,16 @@ from harness.planning.sweep.records import CaseResult
 
 
 def traffic_json(t: JobTraffic, uplink_ratio: float) -> dict[str, Any]:
-    """A job's traffic as JSON: per collective GB/s (and ECMP's worst hash), what paces it."""
+    """A job's traffic as JSON: per collective its expected bus bandwidth (ecmp: the mean
+    over the hash draws), the worst draw, its line rate (no link shared), what paces it."""
     worst = t.worst
     return {
         "forwarding": t.forwarding,
         "collectives": {
             c.collective: {
-                "busbw_gbs": _gbs(c.busbw_gbs),
-                "worst_gbs": _gbs(c.worst_gbs),
+                "expected_busbw_gbs": _gbs(c.busbw_gbs),
+                "worst_draw_busbw_gbs": _gbs(c.worst_gbs),
+                "line_rate_gbs": _gbs(c.line_gbs),
                 "bottleneck": c.bottleneck,
             }
             for c in t.collectives
@@ -66,6 +69,10 @@ def to_json(report: RiskReport) -> dict[str, Any]:
             "bisection_ratio": _ratio(s.bisection),
             "storage_ratio": round(s.storage, 6),
             "job_traffic": {name: traffic_json(t, up) for name, t, up in s.traffic},
+            # per job, and the slowest surviving job: expected bus bandwidth against the
+            # job's line rate and against the same fabric healthy (same forwarding)
+            "job_busbw_figures": {x.job: x.to_json() for x in s.figures},
+            "slowest_job_busbw": None if (w := slowest(s.figures)) is None else w.to_json(),
         }
 
     def cases(items: Sequence[tuple[CaseResult, tuple[str, ...]]]) -> list[dict[str, Any]]:

@@ -16,8 +16,8 @@ from harness.planning.sweep.run import SweepResult
 COLUMNS = (
     "case", "group", "category", "gpus_lost", "gpu_pairs_disconnected",
     "gpu_pairs_disconnected_no_pxn", "jobs_lost", "jobs_unplaceable", "jobs_crashed",
-    "leaf_uplink_ratio", "min_busbw_ratio", "min_busbw_job", "storage_ratio", "bisection_ratio",
-    "exact",
+    "leaf_uplink_ratio", "min_busbw_ratio", "min_busbw_job", "min_busbw_job_vs_line_rate",
+    "storage_ratio", "bisection_ratio", "exact",
 )  # fmt: skip
 
 
@@ -29,8 +29,10 @@ def _groups_of(result: SweepResult) -> dict[int, int]:
 def row(
     result: SweepResult, c: CaseResult, gpus: dict[str, int] | None = None, group: int = -1
 ) -> dict[str, Any]:
-    """One case as a JSON- and CSV-ready row (``min_busbw_ratio``: over the jobs that
-    survive; ``group``: its group of alike cases)."""
+    """One case as a JSON- and CSV-ready row (``min_busbw_ratio``: the least expected bus
+    bandwidth over the jobs that survive, against the same fabric healthy under the same
+    forwarding, and ``min_busbw_job`` its job; ``min_busbw_job_vs_line_rate``: that job's
+    against its line rate; ``group``: its group of alike cases)."""
     f = result.fabric
     gpus = job_gpus(f, result.jobs) if gpus is None else gpus
     return {
@@ -47,6 +49,9 @@ def row(
         "leaf_uplink_ratio": round(c.leaf_uplink_ratio, 6),
         "min_busbw_ratio": round(c.min_busbw_ratio, 6),
         "min_busbw_job": c.busbw_job,
+        "min_busbw_job_vs_line_rate": None
+        if (v := result.vs_line_rate(c)) is None
+        else round(v, 6),
         "storage_ratio": round(c.storage_ratio, 6),
         "bisection_ratio": None if c.bisection_ratio is None else round(c.bisection_ratio, 6),
         "exact": c.exact,
@@ -73,6 +78,9 @@ def to_json(result: SweepResult, *, jobs_assumed: bool = False) -> dict[str, Any
         "jobs_assumed": jobs_assumed,
         "jobs_note": ASSUMED_JOBS_NOTE if jobs_assumed else None,
         "ranking": "GPUs of the jobs lost, then GPU pairs cut, then surviving bandwidth",
+        # the base state's jobs: expected bus bandwidth (ecmp: the mean over the hash draws)
+        # against each job's line rate and against the same fabric healthy
+        "job_busbw_figures": {x.job: x.to_json() for x in result.figures},
         "cases": len(result.cases),
         "disconnecting": result.disconnecting,
         "job_losing": result.job_losing,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from harness.fabric.model import Fabric
 from harness.invariants.analysis import Analysis
+from harness.invariants.figures import job_figures
+from harness.invariants.figures import slowest
 from harness.invariants.timeline import Timeline
 from harness.words import plural
 
@@ -65,8 +67,8 @@ def story(
             lines.append(f"bisection bandwidth {a.bisection_gbps / base:.1%} of healthy")
     if a.jobs:
         gone = set(a.jobs_lost()) | set(timeline.lost() if timeline is not None else ())
-        ratios = [(a.job_busbw_ratio(j), j.name) for j in a.jobs if j.name not in gone]
-        worst = min(ratios, default=None)
-        if worst and worst[0] < 1.0 - 1e-12:
-            lines.append(f"slowest surviving job {worst[1]} at {worst[0]:.1%} of its bus bandwidth")
+        x = slowest([job_figures(a, j) for j in a.jobs if j.name not in gone])
+        if x is not None and min(x.vs_healthy, x.vs_line_rate) < 1.0 - 1e-12:
+            lines.append(f"slowest surviving job {x.job} at {x.vs_healthy:.1%} of its bus "
+                         f"bandwidth: {x.describe()}")  # fmt: skip
     return tuple(lines)

@@ -266,7 +266,10 @@ def test_sweep_human_summary(capsys: Capsys) -> None:
     # ranked groups of alike cases: a leaf of one rail in any SU, any spine
     assert "worst cases (top 3 of 5 groups of alike cases, 60 cases; ranked by GPUs of the " \
            "jobs lost, GPU pairs cut, surviving bandwidth)" in out  # fmt: skip
-    assert "su01..10/leaf-r0: 10 alike │ 160 │ 1 each: su01..10 │ 1 │ 0 │ 100.0% (su02)" in out
+    assert ("su01..10/leaf-r0: 10 alike │ 160 │ 1 each: su01..10 │ 1 │ 0 │ 100.0% (su02; 100.0% "
+            "of line rate)") in out  # fmt: skip
+    assert "base state: slowest job's bus bandwidth: su01 100 GB/s (static) = 100.0% of line " \
+           "rate (100 GB/s), 100.0% of healthy (100 GB/s under static)" in out  # fmt: skip
 
 
 def test_sweep_csv_and_plot(tmp_path: Path, capsys: Capsys) -> None:

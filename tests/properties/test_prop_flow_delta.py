@@ -158,7 +158,9 @@ def test_adaptive_in_an_asymmetric_state_equals_the_full_analysis() -> None:
                   "su02/leaf-r0:5--spine-01:5", "su02/leaf-r0:8--spine-04:5"):  # fmt: skip
         state = state.inject(Fault.parse({"cut": cable}))
     specs = (*sc.jobs, JobSpec(name="pair", nodes=("su01/node01", "su02/node04")))
-    ev = CaseEvaluator(f, resolve_jobs(specs, f), state, forwarding="adaptive")
+    ev = CaseEvaluator(
+        f, resolve_jobs(specs, f), state, routing=Routing.stating(forwarding="adaptive")
+    )
     net = ev.base.network
     assert len(net.adaptive_pools.leaf) > net.adaptive_pools.intra.shape[0]  # not one per leaf
     # what moves pools: switches and leaf-spine cables (and two NICs of the jobs)

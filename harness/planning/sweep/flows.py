@@ -50,9 +50,9 @@ from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
 from harness.fabric.routing import Forwarding
 from harness.invariants.collectives import COLLECTIVE_ORDER
+from harness.invariants.ecmp import _mix
 from harness.invariants.forwarding import PATH_RESOURCES
 from harness.invariants.forwarding import Resources
-from harness.invariants.forwarding import _mix
 from harness.invariants.forwarding import flow_paths
 from harness.invariants.network import Network
 from harness.invariants.traffic import ECMP_DRAWS

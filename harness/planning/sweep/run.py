@@ -32,7 +32,11 @@ from harness.fabric.routing import PathRule
 from harness.fabric.routing import Routing
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
+from harness.invariants.analysis import Analysis
+from harness.invariants.figures import BusbwFigures
+from harness.invariants.figures import all_figures
 from harness.invariants.routed_links import RoutedLinks
+from harness.invariants.state import Observation
 from harness.invariants.timeline import reroute_fragile
 from harness.planning.sweep.cases import DEFAULT_CATEGORIES
 from harness.planning.sweep.cases import sampled_pairs
@@ -95,6 +99,17 @@ class SweepResult:
     seconds: float
     exact_cases: int
     jobs: tuple[Job, ...] = field(default=())
+    # per job, in the base state: expected bus bandwidth against line rate and healthy
+    figures: tuple[BusbwFigures, ...] = field(default=())
+
+    def vs_line_rate(self, c: CaseResult) -> float | None:
+        """The case's slowest surviving job (:attr:`CaseResult.busbw_job`): its expected bus
+        bandwidth over its line rate (the row's ratio is against the same fabric healthy,
+        same forwarding); None when no job survives or its figures are unknown."""
+        x = next((x for x in self.figures if x.job == c.busbw_job), None)
+        if x is None or x.line_rate_gbs <= 0:
+            return None
+        return c.min_busbw_ratio * x.healthy_gbs / x.line_rate_gbs
 
     @property
     def disconnecting(self) -> int:
@@ -320,9 +335,19 @@ def _run_sweep(
             with ProcessPoolExecutor(max_workers=workers) as pool:
                 futs = [pool.submit(evaluate_shard, spec, a, b) for a, b in shards]
                 exact = _collect(futs, results, total, progress)
+    base = ev.base if scheduler is None and workers <= 1 else _base_analysis(spec, fabric, jobs)
     return SweepResult(
-        fabric, spec, tuple(results), sampled, time.perf_counter() - start, exact, jobs
-    )
+        fabric, spec, tuple(results), sampled, time.perf_counter() - start, exact, jobs,
+        all_figures(base),
+    )  # fmt: skip
+
+
+def _base_analysis(spec: SweepSpec, fabric: Fabric, jobs: Sequence[Job]) -> Analysis:
+    """The sweep's base state analysed once (its jobs' figures, when workers ran the cases)."""
+    state = FaultState.healthy(fabric)
+    for fault in spec.state:
+        state = state.inject(fault)
+    return Analysis(fabric, Observation.from_state(state), jobs, routing=spec.routing)
 
 
 def sweep(

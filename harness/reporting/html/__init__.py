@@ -9,6 +9,8 @@ out by :mod:`harness.reporting.html.drawing`.
 Modules:
 
 ``audit_page``  The ``harness audit --report DIR`` page: the findings drawn on the fabric.
+``busbw``       The jobs' bus bandwidth figures as template rows: expected, against line rate
+                and healthy.
 ``drawing``     Lay a fabric out as tiers of cells and cable bundles.
 ``figures``     The report figures, drawn with matplotlib's Agg backend (reporting edge: writes
                 PNGs).

@@ -14,6 +14,7 @@ from harness.planning.risk import RiskReport
 from harness.planning.state_summary import StateSummary
 from harness.reporting.changes import CHANGE
 from harness.reporting.changes import Wording
+from harness.reporting.html.busbw import figure_rows
 from harness.reporting.html.drawing import draw
 from harness.reporting.html.figures import risk_margin
 from harness.reporting.html.marks import Marks
@@ -116,6 +117,7 @@ def risk_context(
         "relative": [x.describe() for x in r.rules if not x.absolute],
         "absolute": [x.describe() for x in r.rules if x.absolute],
         "measures": measures(r, words),
+        "busbw": figure_rows([(words.before, r.before.figures), (words.after, r.after.figures)]),
         "lost": lost_jobs(r, words),
         "margin_rows": margin_rows(r),
         "breaking": [

@@ -13,6 +13,7 @@ from harness.invariants.state import Observation
 from harness.planning.budget import ASSUMED_JOBS_NOTE
 from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.run import SweepResult
+from harness.reporting.html.busbw import figure_rows
 from harness.reporting.html.drawing import Drawing
 from harness.reporting.html.drawing import draw
 from harness.reporting.html.figures import pair_matrix
@@ -40,6 +41,12 @@ def base_lost(result: SweepResult, state: FaultState) -> list[str]:
     return Analysis(
         result.fabric, Observation.from_state(state), result.jobs, routing=result.spec.routing
     ).jobs_lost()
+
+
+def _of_line(result: SweepResult, c: CaseResult) -> str:
+    """``; 60.4% of line rate``: the case's slowest job against its line rate ("": unknown)."""
+    line = result.vs_line_rate(c)
+    return "" if line is None else f"; {line:.1%} of line rate"
 
 
 def _categories(result: SweepResult) -> list[dict[str, Any]]:
@@ -105,6 +112,7 @@ def write_sweep_report(result: SweepResult, directory: Path, *, jobs_assumed: bo
         "categories": _categories(result),
         "groups": len(result.groups()),
         "jobs_note": ASSUMED_JOBS_NOTE if jobs_assumed else None,
+        "busbw": figure_rows([("base state", result.figures)]),
         "worst": [
             {
                 "case": g.describe(),
@@ -115,7 +123,8 @@ def write_sweep_report(result: SweepResult, directory: Path, *, jobs_assumed: bo
                 + (" (each case its own)" if g.count > 1 and c.jobs_lost else ""),
                 "unplaceable": f"{len(c.unplaceable):,}",
                 "pairs": f"{c.pairs_disconnected:,}",
-                "bw": pct(c.min_busbw_ratio) + (f" ({c.busbw_job})" if c.busbw_job else ""),
+                "bw": pct(c.min_busbw_ratio)
+                + (f" ({c.busbw_job}{_of_line(result, c)})" if c.busbw_job else ""),
                 "uplink": pct(c.leaf_uplink_ratio),
                 "storage": pct(c.storage_ratio),
                 "reasons": "; ".join(c.reasons[:3]),
