@@ -18,6 +18,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from harness.fabric.generators import two_tier
+from harness.fabric.jobs import DEFAULT_TIMEOUT_S
 from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.fabric.model import LinkKind
@@ -38,6 +39,20 @@ from harness.invariants.traffic import _place
 @functools.cache
 def fabric() -> Fabric:
     return two_tier(sus=2, nodes_per_su=4, spines=4, leaf_radix=8, storage=False)
+
+
+def _cut_state(
+    f: Fabric, cuts: set[int], members: list[set[int]], timeout: float = DEFAULT_TIMEOUT_S
+) -> tuple[FaultState, list[Job]]:
+    """The fabric with leaf-spine cables ``cuts`` cut, and a job per set of server rows."""
+    ups = f.links_of_kind(LinkKind.LEAF_SPINE)
+    state = FaultState.healthy(f)
+    for c in sorted(cuts):
+        state = state.inject(Fault.parse({"cut": f.link_ids[int(ups[c])]}).resolve(f))
+    servers = f.servers.tolist()
+    jobs = [Job(f"j{k}", tuple(servers[i] for i in sorted(m)), timeout=timeout)
+            for k, m in enumerate(members)]  # fmt: skip
+    return state, jobs
 
 
 def _on_path(a: Analysis, jobs: list[Job], spine: int) -> set[str]:
@@ -65,13 +80,7 @@ def test_a_spine_kill_stalls_a_job_iff_its_static_routes_cross_the_spine(
     cuts: set[int], members: list[set[int]], spine: int
 ) -> None:
     f = fabric()
-    ups = f.links_of_kind(LinkKind.LEAF_SPINE)
-    state = FaultState.healthy(f)
-    for c in sorted(cuts):
-        state = state.inject(Fault.parse({"cut": f.link_ids[int(ups[c])]}).resolve(f))
-    servers = f.servers.tolist()
-    jobs = [Job(f"j{k}", tuple(servers[i] for i in sorted(m)), timeout=0.5)
-            for k, m in enumerate(members)]  # fmt: skip
+    state, jobs = _cut_state(f, cuts, members, timeout=0.5)
     before = Analysis(f, Observation.from_state(state), jobs)
     kill = Fault.parse({"kill": f.ids[int(f.spines[spine])]}).resolve(f)
     after = Analysis(f, Observation.from_state(state.inject(kill)), jobs)
@@ -95,12 +104,7 @@ def test_adaptive_routes_cover_the_static_ones_in_asymmetric_states(
     # any of them: its blast radius holds the static one, whatever pools the state splits a
     # leaf's uplinks into (the pools of some of a leaf's uplinks stand for their cables too)
     f = fabric()
-    ups = f.links_of_kind(LinkKind.LEAF_SPINE)
-    state = FaultState.healthy(f)
-    for c in sorted(cuts):
-        state = state.inject(Fault.parse({"cut": f.link_ids[int(ups[c])]}).resolve(f))
-    servers = f.servers.tolist()
-    jobs = [Job(f"j{k}", tuple(servers[i] for i in sorted(m))) for k, m in enumerate(members)]
+    state, jobs = _cut_state(f, cuts, members)
     obs = Observation.from_state(state)
     static = traffic_of(Analysis(f, obs, jobs, routing=Routing.stating(forwarding="static")))
     adaptive = traffic_of(Analysis(f, obs, jobs, routing=Routing.stating(forwarding="adaptive")))
