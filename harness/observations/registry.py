@@ -72,6 +72,7 @@ VALUE_RANGES: dict[str, tuple[float, float]] = {
     "checkpoint_async_stall_s": _AMOUNT,
     "checkpoint_background_s": _AMOUNT,
     "job_busbw_ratio": _RATIO,
+    "job_busbw_line_ratio": _RATIO,
     "min_job_busbw_ratio": _RATIO,
     "link_loss": _RATIO,
     "leaf_uplink_ratio": _RATIO,

@@ -333,8 +333,9 @@ _RUNNER = textwrap.dedent(
     import sys, time
     from harness.fabric.generators import two_tier
     from harness.backends.netns.emulation import Emulation
+    from harness.fabric.routing import Routing
     f = two_tier(sus=1, nodes_per_su=2, spines=2, leaf_radix=8, storage=False)
-    e = Emulation(f, routing=BGP)
+    e = Emulation(f, routing=Routing.stating(control="bgp"))
     e.up()
     pids = [d.pid for ds in e.bgp.daemons.values() for d in ds]
     print(e.ledger.run_id, *pids, flush=True)

@@ -316,6 +316,7 @@ def test_pairs_fast_equals_exact(name: str, jobs: str, base: str) -> None:
     assert check_pairs(ev, [*switches, *sampled]) > 100
 
 
+OVERLAP_SAMPLE = 1400  # overlapping pairs checked per fabric, at most about this many
 OVERLAP_CASES = [
     ("two-tier-2-spines", "per-su"),
     ("two-tier-2-spines", "cross-su"),
@@ -326,12 +327,16 @@ OVERLAP_CASES = [
 
 @pytest.mark.parametrize(("name", "jobs"), OVERLAP_CASES)
 def test_overlapping_pairs_fast_equals_exact(name: str, jobs: str) -> None:
-    """Every pair of failures (all categories) that take down some of the same capacity:
-    the fast path must count it once (leaf uplinks, storage shares, bus bandwidth)."""
+    """Pairs of failures (all categories) that take down some of the same capacity: the fast
+    path must count it once (leaf uplinks, storage shares, bus bandwidth).  Every such pair
+    on the smallest fabric (1,302); on the larger ones (5,702 and 14,756 pairs) an even
+    stride of them, about 1,400, in the order they are enumerated (each kind of pair
+    comes in long runs, so every kind is still taken; each costs a full analysis)."""
     f = small(name)
     ev = evaluator(f, JOB_SETS[jobs])
     pairs = [p for p in itertools.combinations(single_failures(f, CATEGORIES), 2) if overlap(f, *p)]
-    assert check_pairs(ev, pairs) > 1000
+    stride = max(1, len(pairs) // OVERLAP_SAMPLE)
+    assert check_pairs(ev, pairs[::stride]) > 1000
 
 
 def _failure(f: Fabric, label: str) -> Failure:
