@@ -90,11 +90,18 @@ def process_alive_owner(owner: Mapping[str, Any]) -> bool:
     return start is not None and process_alive(int(owner["pid"]), int(start))
 
 
+KILL_WAIT_S = 5.0  # how long a SIGKILLed process is given to exit before kill_process returns
+
+
 def kill_process(pid: int, start_ticks: int | None, timeout: float = 3.0) -> bool:
     """SIGTERM then SIGKILL one process, only if it is still the one recorded.
 
     Returns as soon as the process has exited (a zombie counts: its parent reaps
-    it), SIGKILLs it after ``timeout`` seconds; False if it was already gone.
+    it), SIGKILLs it after ``timeout`` seconds and then waits, up to
+    :data:`KILL_WAIT_S`, until it has exited (a SIGKILL takes effect only when
+    the process next runs: a busy host can leave it alive for a moment, and a
+    caller such as ``harness clean`` promises it is gone); False if it was
+    already gone.
     """
     if start_ticks is None or not process_alive(pid, start_ticks):
         return False
@@ -110,6 +117,9 @@ def kill_process(pid: int, start_ticks: int | None, timeout: float = 3.0) -> boo
     if process_alive(pid, start_ticks):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + KILL_WAIT_S
+        while process_alive(pid, start_ticks) and time.monotonic() < deadline:
+            time.sleep(0.01)
     return True
 
 

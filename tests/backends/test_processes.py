@@ -79,7 +79,10 @@ def test_a_child_ignoring_sigterm_is_killed_after_the_timeout() -> None:
         assert p.stdout is not None
         assert p.stdout.readline()
         t0 = time.monotonic()
-        assert kill_process(p.pid, process_start_ticks(p.pid), timeout=0.2)
+        ticks = process_start_ticks(p.pid)
+        assert ticks is not None
+        assert kill_process(p.pid, ticks, timeout=0.2)
+        assert not process_alive(p.pid, ticks)  # gone when it returns (clean promises that)
         assert p.wait(timeout=5) == -signal.SIGKILL
         assert time.monotonic() - t0 < 2
     finally:
