@@ -87,6 +87,13 @@ class SweepSpec:
         """Seconds a failure stalls the jobs whose traffic it takes (``routing``'s ``reroute``)."""
         return self.routing.reroute
 
+    def base_state(self, fabric: Fabric) -> FaultState:
+        """The state every case starts from: ``fabric`` with the ``state`` faults in."""
+        state = FaultState.healthy(fabric)
+        for fault in self.state:
+            state = state.inject(fault)
+        return state
+
 
 @dataclass(frozen=True)
 class SweepResult:
@@ -206,9 +213,7 @@ def _evaluator(spec: SweepSpec) -> _Prepared:
 
 def _prepare(spec: SweepSpec, fabric: Fabric) -> _Prepared:
     jobs = resolve_jobs(spec.jobs, fabric)
-    state = FaultState.healthy(fabric)
-    for fault in spec.state:
-        state = state.inject(fault)
+    state = spec.base_state(fabric)
     ev = CaseEvaluator(fabric, jobs, state, bisection=spec.bisection, routing=spec.routing)
     ev.prepare()
     cases, sampled = enumerate_cases(fabric, spec)
@@ -344,9 +349,7 @@ def _run_sweep(
 
 def _base_analysis(spec: SweepSpec, fabric: Fabric, jobs: Sequence[Job]) -> Analysis:
     """The sweep's base state analysed once (its jobs' figures, when workers ran the cases)."""
-    state = FaultState.healthy(fabric)
-    for fault in spec.state:
-        state = state.inject(fault)
+    state = spec.base_state(fabric)
     return Analysis(fabric, Observation.from_state(state), jobs, routing=spec.routing)
 
 

@@ -28,10 +28,7 @@ TOP = 20
 
 def base_state(result: SweepResult) -> FaultState:
     """The state every case of the sweep starts from (its ``--state`` faults)."""
-    state = FaultState.healthy(result.fabric)
-    for fault in result.spec.state:
-        state = state.inject(fault)
-    return state
+    return result.spec.base_state(result.fabric)
 
 
 def base_lost(result: SweepResult, state: FaultState) -> list[str]:
