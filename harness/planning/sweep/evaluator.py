@@ -312,6 +312,12 @@ class CaseEvaluator(LocalPath, ExactPath):
         return {}
 
     @cached_property
+    def _by_nic(self) -> dict[int, tuple[float, str]]:
+        """Single NIC cut cases so far (the NIC, its access cable or an access optic): the
+        surviving jobs' least bus bandwidth ratio and its job, by NIC."""
+        return {}
+
+    @cached_property
     def _by_cable(self) -> dict[int, CaseResult]:
         """Single cable (or optic) cases evaluated one by one so far, by cable."""
         return {}

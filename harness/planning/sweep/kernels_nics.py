@@ -91,13 +91,17 @@ def bulk_one_nic(
     pairs_p = base_p + ge(total, ep_base + new_p - ep) + ge(n, ep) - ge(n, new_p)
     ids = f.ids
     why: dict[int, tuple[str, ...]] = {}  # a NIC and its cable alike
+    known = ev._by_nic
     for p, x, s, pp, pd in zip(pos, nic.tolist(), srv.tolist(), pairs_p.tolist(),
                                pairs_d.tolist(), strict=True):  # fmt: skip
         lost = jobs.get(s, ())
         reasons = why.get(x, ())
         if lost and not reasons:
             reasons = why[x] = tuple(f"{j}: {ids[x]} cut off" for j in lost[:6])
-        bw, slowest = survivors(ev, singles[p], (x,), lost, bw_min)
+        got = known.get(x)
+        if got is None:  # the NIC, its cable and its optics move the same flows
+            got = known[x] = survivors(ev, singles[p], (x,), lost, bw_min)
+        bw, slowest = got
         out[p] = CaseResult((singles[p],), pp, pd, lost, up_min, bw, storage, False, None,
                             reasons, slowest)  # fmt: skip
 
