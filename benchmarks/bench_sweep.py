@@ -555,7 +555,7 @@ def bench_big(args: argparse.Namespace, lines: list[Line]) -> bool:
 
 
 def bench_risk(args: argparse.Namespace, lines: list[Line]) -> None:
-    from harness.planning.budget import parse_budget
+    from harness.observations.budget import parse_budget
     from harness.planning.risk import assess
     from harness.planning.risk import parse_change
 

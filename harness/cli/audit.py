@@ -23,10 +23,10 @@ from harness.fabric.jobs import resolve_jobs
 from harness.fabric.resolve import fabric_ref_for
 from harness.fabric.resolve import resolve_fabric
 from harness.fabric.routing import resolve
+from harness.observations.budget import parse_budget
 from harness.planning.audit.faults import faults_from_audit
 from harness.planning.audit.rewire import rewired
 from harness.planning.audit.rewire import wrong_rail_effects
-from harness.planning.budget import parse_budget
 from harness.planning.risk import assess
 from harness.reporting.changes import AUDIT
 from harness.reporting.changes import print_risk

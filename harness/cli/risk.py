@@ -22,11 +22,11 @@ from harness.cli.common import wrote_report
 from harness.errors import ScenarioError
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.resolve import resolve_fabric
+from harness.observations.budget import BUDGET_METRICS
+from harness.observations.budget import DEFAULT_BUDGET
+from harness.observations.budget import DEFAULT_BUDGET_RULE
+from harness.observations.budget import parse_budget
 from harness.planning.audit.state import live_state
-from harness.planning.budget import BUDGET_METRICS
-from harness.planning.budget import DEFAULT_BUDGET
-from harness.planning.budget import DEFAULT_BUDGET_RULE
-from harness.planning.budget import parse_budget
 from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
 from harness.planning.risk import assess
 from harness.planning.sweep.cases import parse_categories

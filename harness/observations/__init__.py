@@ -5,6 +5,8 @@ Modules:
 
 ``bandwidth``     Observations of bandwidth: a job's bus bandwidth (GB/s, and as a ratio to
                   healthy), predicted from its collectives' traffic and measured by the ...
+``budget``        Budgets of a pre-change risk check (and a drill's guard): rules such as
+                  ``jobs_lost=0,abs:bandwidth>=0.9``.
 ``capacity``      Observations of capacity: what the fabric and its servers can carry (pod to
                   pod, a leaf's uplinks, the bisection, NVLink per GPU, a server's rail ...
 ``compare``       Prediction against measurement.
@@ -22,6 +24,8 @@ Modules:
 ``plans``         Measurement plans for the observations a scenario expects.
 ``registry``      The observation registry: every name a scenario may ``expect``, from every
                   family.
+``state_summary`` States of a risk check (or a drill's guard) in numbers: before, after, and
+                  what the change adds.
 ``storage``       Observations of storage: a server's storage bond bandwidth and the stall and
                   background time of a job's checkpoint (``checkpoint:`` in the ...
 """

@@ -3,16 +3,15 @@ design).
 
 Modules:
 
-``budget``         Budgets of a pre-change risk check: rules such as
-                   ``jobs_lost=0,abs:bandwidth>=0.9``.
+(Budgets and the state summaries they judge are in :mod:`harness.observations`, where
+the drill runner's guard reads them too.)
+
 ``cut_pairs``      Which GPU pairs a change cuts off, in words an operator reads: groups, not a
                    count.
 ``id_ranges``      Many ids written as one: ``su01/node01..20/nic0`` for twenty NICs (pure).
 ``margin``         The N+1 margin of a risk check: every single further failure, judged against
                    the budget.
 ``risk``           Pre-change risk checks: the blast radius of a change and its N+1 margin.
-``state_summary``  States of a pre-change risk check in numbers: before, after, and what the
-                   change adds.
 ``audit/``         Audits: an imported fabric compared with its design, or with the regular
                    shape it should have.
 ``sweep/``         Failure sweeps: every single (and pair of) failures of a fabric, evaluated

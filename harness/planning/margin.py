@@ -23,10 +23,10 @@ from harness.fabric.routing import Routing
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
 from harness.invariants.timeline import reroute_fragile
+from harness.observations.budget import RATIO_METRICS
+from harness.observations.budget import BudgetRule
 from harness.observations.expect import Expect
-from harness.planning.budget import RATIO_METRICS
-from harness.planning.budget import BudgetRule
-from harness.planning.state_summary import StateSummary
+from harness.observations.state_summary import StateSummary
 from harness.planning.sweep.evaluator import CaseEvaluator
 from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.records import Failure

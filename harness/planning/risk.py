@@ -10,11 +10,11 @@ already there?":
    but not before, the GPU pairs newly disconnected, and every ratio (job bus
    bandwidth, leaf uplinks, storage, bisection) of after to before, so a job
    already lost, or bandwidth already gone, is not the change's loss;
-3. the budget (``jobs_lost=0,bandwidth>=0.9``, :mod:`harness.planning.budget`)
-   is judged on what the change adds (:mod:`harness.planning.state_summary`); a
+3. the budget (``jobs_lost=0,bandwidth>=0.9``, :mod:`harness.observations.budget`)
+   is judged on what the change adds (:mod:`harness.observations.state_summary`); a
    rule written ``abs:RULE`` (``abs:bandwidth>=0.5``) is judged on the state
    after the change instead.  The default budget
-   (:data:`~harness.planning.budget.DEFAULT_BUDGET`) passes a change only if
+   (:data:`~harness.observations.budget.DEFAULT_BUDGET`) passes a change only if
    it loses no running job, cuts off no GPU pair that was connected, and leaves
    every surviving job at least 90 % of the bus bandwidth it had; the pairs it
    cuts off are named by group (:mod:`harness.planning.cut_pairs`);
@@ -73,11 +73,15 @@ from harness.faults.text import resolve_faults
 from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
 from harness.invariants.timeline import crashed_by_change
-from harness.planning.budget import BUDGET_EXAMPLE
-from harness.planning.budget import DEFAULT_BUDGET
-from harness.planning.budget import BudgetRule
-from harness.planning.budget import breaks
-from harness.planning.budget import parse_budget
+from harness.observations.budget import BUDGET_EXAMPLE
+from harness.observations.budget import DEFAULT_BUDGET
+from harness.observations.budget import BudgetRule
+from harness.observations.budget import breaks
+from harness.observations.budget import parse_budget
+from harness.observations.state_summary import StateSummary
+from harness.observations.state_summary import budget_values
+from harness.observations.state_summary import summarize
+from harness.observations.state_summary import summarize_added
 from harness.planning.cut_pairs import CutPairs
 from harness.planning.cut_pairs import cut_pairs
 from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
@@ -85,10 +89,6 @@ from harness.planning.margin import Margin
 from harness.planning.margin import MarginRow
 from harness.planning.margin import Progress
 from harness.planning.margin import evaluate_margin
-from harness.planning.state_summary import StateSummary
-from harness.planning.state_summary import budget_values
-from harness.planning.state_summary import summarize
-from harness.planning.state_summary import summarize_added
 from harness.planning.sweep.cases import single_failures
 from harness.planning.sweep.ranking import rank_key
 from harness.planning.sweep.records import CaseResult

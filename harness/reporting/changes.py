@@ -12,11 +12,11 @@ from rich.text import Text
 from harness.invariants.bandwidth import describe as describe_traffic
 from harness.invariants.figures import slowest_line
 from harness.invariants.timeline import seconds_text
-from harness.planning.budget import ASSUMED_JOBS_NOTE
-from harness.planning.budget import describe_budget
+from harness.observations.budget import ASSUMED_JOBS_NOTE
+from harness.observations.budget import describe_budget
+from harness.observations.state_summary import StateSummary
 from harness.planning.id_ranges import compress_ids
 from harness.planning.risk import RiskReport
-from harness.planning.state_summary import StateSummary
 from harness.planning.sweep.ranking import CaseGroup
 from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.run import SweepResult

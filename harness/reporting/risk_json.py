@@ -12,11 +12,11 @@ from typing import Any
 
 from harness.invariants.figures import slowest
 from harness.invariants.traffic import JobTraffic
-from harness.planning.budget import ASSUMED_JOBS_NOTE
-from harness.planning.budget import describe_budget
+from harness.observations.budget import ASSUMED_JOBS_NOTE
+from harness.observations.budget import describe_budget
+from harness.observations.state_summary import StateSummary
 from harness.planning.margin import Margin
 from harness.planning.risk import RiskReport
-from harness.planning.state_summary import StateSummary
 from harness.planning.sweep.records import CaseResult
 
 

@@ -7,7 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from harness.planning.budget import ASSUMED_JOBS_NOTE
+from harness.observations.budget import ASSUMED_JOBS_NOTE
 from harness.planning.sweep.ranking import gpus_lost
 from harness.planning.sweep.ranking import job_gpus
 from harness.planning.sweep.records import CaseResult

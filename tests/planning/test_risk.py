@@ -24,10 +24,10 @@ from harness.faults.fault import FaultState
 from harness.faults.selectors import Selector
 from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
-from harness.planning.budget import BUDGET_METRICS
-from harness.planning.budget import DEFAULT_BUDGET
-from harness.planning.budget import BudgetRule
-from harness.planning.budget import parse_budget
+from harness.observations.budget import BUDGET_METRICS
+from harness.observations.budget import DEFAULT_BUDGET
+from harness.observations.budget import BudgetRule
+from harness.observations.budget import parse_budget
 from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
 from harness.planning.margin import MarginRow
 from harness.planning.risk import RiskReport

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.fabric.jobs import Job
-from harness.planning.budget import ASSUMED_JOBS_NOTE
-from harness.planning.budget import describe_budget
+from harness.observations.budget import ASSUMED_JOBS_NOTE
+from harness.observations.budget import describe_budget
+from harness.observations.state_summary import StateSummary
 from harness.planning.risk import RiskReport
-from harness.planning.state_summary import StateSummary
 from harness.reporting.changes import CHANGE
 from harness.reporting.changes import Wording
 from harness.reporting.html.busbw import figure_rows

@@ -10,7 +10,7 @@ from typing import Any
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
 from harness.invariants.state import Observation
-from harness.planning.budget import ASSUMED_JOBS_NOTE
+from harness.observations.budget import ASSUMED_JOBS_NOTE
 from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.run import SweepResult
 from harness.reporting.html.busbw import figure_rows

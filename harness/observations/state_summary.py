@@ -14,7 +14,7 @@ from harness.invariants.analysis import Analysis
 from harness.invariants.figures import BusbwFigures
 from harness.invariants.figures import all_figures
 from harness.invariants.traffic import JobTraffic
-from harness.planning.budget import BUDGET_METRICS
+from harness.observations.budget import BUDGET_METRICS
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""Budgets of a pre-change risk check: rules such as ``jobs_lost=0,abs:bandwidth>=0.9``.
+"""Budgets of a pre-change risk check (and of a drill's guard): rules such as
+``jobs_lost=0,abs:bandwidth>=0.9``.
 
 A rule is judged on what the change adds (relative, the default) or, written
 ``abs:RULE``, on the state after the change; :data:`BUDGET_METRICS` names what
