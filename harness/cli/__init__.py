@@ -37,6 +37,8 @@ Modules:
              intended design, or against the regular design inferred from it) and ...
 ``common``   What every command of the ``harness`` command shares: exit codes, console and
              progress output, the ``--report`` argument, and routing from the ...
+``drill``    The drill commands: ``harness drill`` (run drills, or predict them with
+             ``--dry-run``), ``harness halt`` (the lever) and ``harness journal``.
 ``emulate``  The commands on this host's network namespaces: ``harness emulate`` (bring a fabric
              up, take it down, list) and ``harness clean`` (remove what ...
 ``risk``     ``harness risk``: the blast radius of a change on a fabric and its N+1 margin.
@@ -66,6 +68,12 @@ from harness.cli.common import EXIT_BAD_INPUT
 from harness.cli.common import EXIT_ENVIRONMENT
 from harness.cli.common import EXIT_INTERRUPTED
 from harness.cli.common import print_error
+from harness.cli.drill import cmd_drill
+from harness.cli.drill import cmd_halt
+from harness.cli.drill import cmd_journal
+from harness.cli.drill import configure_drill
+from harness.cli.drill import configure_halt
+from harness.cli.drill import configure_journal
 from harness.cli.emulate import cmd_clean
 from harness.cli.emulate import cmd_emulate
 from harness.cli.emulate import configure_clean
@@ -103,6 +111,14 @@ COMMANDS: tuple[Command, ...] = (
         configure_validate,
         cmd_validate,
     ),
+    Command(
+        "drill",
+        "run chaos drills: timed faults under probes, aborted on a bad sign, rolled back",
+        configure_drill,
+        cmd_drill,
+    ),
+    Command("halt", "stop a running drill, or every drill on this host", configure_halt, cmd_halt),
+    Command("journal", "show or compare saved drill journals", configure_journal, cmd_journal),
     Command("show", "describe a fabric (a preset or a fabric file)", configure_show, cmd_show),
     Command("risk", "the blast radius of a change and its N+1 margin", configure_risk, cmd_risk),
     Command(

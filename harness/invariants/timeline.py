@@ -104,7 +104,9 @@ JobState = Literal["running", "stalled", "crashed"]
 
 
 # Faults that take a path away and so need the control plane to reroute.
-_REROUTED = frozenset({FaultKind.KILL, FaultKind.CUT, FaultKind.OPTIC})
+#: The faults a control plane reroutes around (a drain is routed around before it bites).
+REROUTED = frozenset({FaultKind.KILL, FaultKind.CUT, FaultKind.OPTIC})
+_REROUTED = REROUTED
 # Losing one of these under a running job is an uncorrectable error.
 _IN_NODE = frozenset({Kind.GPU, Kind.NVSWITCH})
 _CUT_OFF = "its NICs cannot reach each other"

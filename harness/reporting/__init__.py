@@ -10,6 +10,7 @@ Modules:
 
 ``changes``      What ``harness risk``, ``harness sweep`` and ``harness audit`` print.
 ``console``      A rich console reporter: a :class:`~harness.run.observers.RunObserver`.
+``drill_text``   What ``harness drill`` and ``harness journal`` print.
 ``fabric_view``  What ``harness show`` prints about a fabric.
 ``json_report``  A machine-readable run report.
 ``junit``        JUnit XML for CI consumers.

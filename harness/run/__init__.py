@@ -3,6 +3,8 @@ measurements.
 
 Modules:
 
+``drill/``     Drills: a timeline of faults under running jobs, probed continuously, aborted
+               on a bad sign, always rolled back, journaled beside the model's prediction.
 ``observers``  What watches a run: the :class:`RunObserver` protocol, told when a scenario
                starts, when each step is done and when the scenario finishes ...
 ``results``    The results of a run: each expectation's verdict beside its prediction and

@@ -189,10 +189,24 @@ class RunSession:
         told = story(self.fabric, self.analysis(), self.healthy, self.timeline)
         return StepResult("restore", text, told, where=step.where, settle_s=settle)
 
+    def advance(self, seconds: float) -> None:
+        """Let ``seconds`` pass on the backend and on the jobs' clock (the state unchanged)."""
+        if seconds <= 0:
+            return
+        self.backend.wait(seconds)
+        self.timeline = self.timeline.after(seconds, cut_off(self.analysis())[0])
+
+    def observe_one(self, e: Expectation) -> ExpectResult:
+        """Predict one expectation, measure it where the backend can, and judge it, without
+        watching the jobs (the clock does not move: a drill's probe samples it)."""
+        a = self.analysis()
+        part = self._part(e, a)
+        measured = self._measure(part) if part is not None else None
+        return self._judge(e, a, part, measured)
+
     def wait(self, step: WaitStep) -> StepResult:
         """Let time pass; the step names the jobs that have crashed by then."""
-        self.backend.wait(step.seconds)
-        self.timeline = self.timeline.after(step.seconds, cut_off(self.analysis())[0])
+        self.advance(step.seconds)
         crashed = [f for f in self.timeline.fates if f.lost]
         return StepResult("wait", f"waited {seconds_text(step.seconds)} s",
                           tuple(f.describe() for f in crashed), where=step.where)  # fmt: skip

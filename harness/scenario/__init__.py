@@ -4,6 +4,11 @@ Modules:
 
 ``discover``      Scenario files on disk: which files a list of paths names (directories
                   searched).
+``drill_check``   The ``drill:`` section of a scenario, checked and located (pure).
+``drill_events``  A drill's timeline expanded into concrete, timed events (pure).
+``drill_model``   Drills as frozen dataclasses: a scenario's ``drill:`` section.
+``drill_prepare`` Prepare a drill: its timeline expanded and every event's fault resolved.
+``drill_schema``  The JSON Schema of a scenario's ``drill:`` section.
 ``expectations``  Scenario expectations: each ``observation: expectation`` of an ``expect:``
                   step, checked.
 ``load``          Scenario files -> scenarios: a YAML file read, checked and turned into frozen

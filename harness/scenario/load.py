@@ -60,9 +60,12 @@ from harness.inputs.yaml import YamlDoc
 from harness.inputs.yaml import read_yaml
 from harness.inputs.yaml import read_yaml_file
 from harness.scenario.discover import discover
+from harness.scenario.drill_check import DrillChecker
+from harness.scenario.drill_check import RawDrill
+from harness.scenario.drill_events import expand
 from harness.scenario.model import Scenario
+from harness.scenario.model import Step
 from harness.scenario.steps import RawStep
-from harness.scenario.steps import StepChecker
 
 # The raw YAML shapes (what a user writes, before validation).  The key tables
 # the loader checks against come from these, and tests/scenario/test_schema.py
@@ -116,6 +119,7 @@ class RawScenario(TypedDict, total=False):
     jobs: list[RawJob | str]
     checkpoint: RawCheckpoint
     steps: list[RawStep]
+    drill: RawDrill
 
 
 SCENARIO_KEYS = tuple(RawScenario.__annotations__)
@@ -125,7 +129,7 @@ CHECKPOINT_KEYS = tuple(RawCheckpoint.__annotations__)
 FABRIC_SOURCES = ("preset", "file", "generator")
 
 
-class _ScenarioChecker(StepChecker):
+class _ScenarioChecker(DrillChecker):
     """Checks a whole scenario file: each scenario's own keys, then its steps."""
 
     def __init__(self, doc: YamlDoc, source: Path | None) -> None:
@@ -230,7 +234,18 @@ class _ScenarioChecker(StepChecker):
         self._jobs = jobs if len(self.problems) == before_jobs else None
         checkpoint = self.checkpoint(raw.get("checkpoint"), (*path, "checkpoint"))
         self._checkpoint = "checkpoint" in raw
-        steps = self.steps(raw, path, fabric_error is not None)
+        drill = None
+        if "drill" in raw:
+            drill = self.drill(raw["drill"], (*path, "drill"))
+            if drill is not None:
+                try:
+                    expand(drill)  # the timeline's own problems: cycles, past time_limit
+                except ScenarioError as err:
+                    self.problems.extend(err.problems)
+        if "drill" in raw and "steps" not in raw:
+            steps: tuple[Step, ...] = ()
+        else:
+            steps = self.steps(raw, path, fabric_error is not None)
         if len(self.problems) > before:
             return None
         return Scenario(
@@ -244,6 +259,7 @@ class _ScenarioChecker(StepChecker):
             checkpoint=checkpoint,
             expect_fabric_error=fabric_error,
             routing=routing,
+            drill=drill,
             where=self.where(path),
         )
 

@@ -18,6 +18,7 @@ from harness.fabric.routing import RoutingOverride
 from harness.faults.fault import Fault
 from harness.inputs.location import Location
 from harness.observations.expect import Expect
+from harness.scenario.drill_model import Drill
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,4 +94,5 @@ class Scenario:
     checkpoint: CheckpointSpec | None = None
     expect_fabric_error: str | None = None
     routing: RoutingOverride = field(default_factory=RoutingOverride)  # its ``routing:``
+    drill: Drill | None = None  # its ``drill:`` (harness drill runs it; steps may be empty)
     where: Location = field(default_factory=Location)

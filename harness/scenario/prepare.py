@@ -184,7 +184,7 @@ def _steps(
                 problems.append(Problem(msg, step.where.path, step.where.line, step.where.column))
             out.append(PreparedStep(step))
         elif isinstance(step, ExpectStep):
-            _check_expectations(step, fabric, jobs, problems)
+            check_expectations(step, fabric, jobs, problems)
             held = [out[p].applied for p, _ in applied]
             _check_lossless(step, fabric, [a for a in held if a is not None], problems)
             out.append(PreparedStep(step))
@@ -233,9 +233,10 @@ def element_of_kind(fabric: Fabric, eid: str, kind: Kind) -> int:
     return i
 
 
-def _check_expectations(
+def check_expectations(
     step: ExpectStep, fabric: Fabric, jobs: tuple[Job, ...] | None, problems: list[Problem]
 ) -> None:
+    """Each expectation's arguments against the fabric and the jobs, into ``problems``."""
     for e in step.expectations:
         for message in _argument_problems(e.observation, dict(e.args), fabric, jobs):
             problems.append(Problem(message, e.where.path, e.where.line, e.where.column))

@@ -40,6 +40,7 @@ from harness.inputs.json_schema import NOT_BLANK
 from harness.inputs.json_schema import Schema
 from harness.inputs.json_schema import one_or_many
 from harness.inputs.json_schema import ref
+from harness.scenario.drill_schema import drill_schema
 from harness.scenario.step_schema import selector_defs
 from harness.scenario.step_schema import step_defs
 
@@ -55,6 +56,7 @@ SCENARIO_DOCS = {
     "jobs": "Training jobs: per-su, or {name, nodes, failover, timeout, collectives, ranks}.",
     "checkpoint": "Checkpoint of one job, for the checkpoint_* observations.",
     "steps": "inject / restore / expect steps, run in order.",
+    "drill": "A drill: probes, aborts, a guard and a timeline of faults (harness drill).",
 }
 
 
@@ -161,6 +163,7 @@ def scenario_schema() -> Schema:
         "jobs": {"type": "array", "items": ref("job")},
         "checkpoint": checkpoint,
         "steps": {"type": "array", "items": ref("step")},
+        "drill": drill_schema(),
     }
     for key, schema in props.items():
         props[key] = {**schema, "description": SCENARIO_DOCS[key]}
@@ -171,7 +174,7 @@ def scenario_schema() -> Schema:
         "properties": props,
         "if": {"required": ["expect_fabric_error"]},
         "else": {
-            "required": ["steps"],
+            "anyOf": [{"required": ["steps"]}, {"required": ["drill"]}],
             "properties": {
                 "steps": {"minItems": 1},
                 "fabric": {"allOf": params_by_source(exclude_name=False, require=True)},

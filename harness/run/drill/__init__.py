@@ -1,0 +1,24 @@
+"""Drills: a timeline of faults under running jobs, probed continuously, aborted on a bad
+sign, always rolled back, journaled beside the model's prediction (run stage).
+
+Modules:
+
+``as_scenario`` A drill run where a scenario run is expected (``harness run``, the pytest
+              plugin).
+``document``  A drill run as a document: ``journal.json`` and ``harness drill --json``
+              (pure).
+``guard``     A drill's guard: the risk budget predicted before every inject.
+``halt``      The halt lever: stop one running drill, or every drill on the host and refuse
+              new ones until released.
+``journal``   A drill's journal: ``journal.jsonl`` appended and fsynced per event,
+              ``journal.json`` at the end.
+``probes``    A drill's probes sampled on a run session: the model's value beside the
+              backend's.
+``results``   What a drill run records: probe samples, events with prediction beside
+              observation, the rollback, and the verdict (pure).
+``runner``    One drill's run: baseline, gate, the timed method under continuous probes,
+              abort, the recovery window, the final expectations, and a rollback that always
+              runs.
+"""
+
+from __future__ import annotations

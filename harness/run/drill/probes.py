@@ -1,0 +1,90 @@
+"""A drill's probes sampled on a run session: the model's value beside the backend's
+(run stage).
+
+A probe that names a registered observation is sampled as an ``expect`` of it
+is judged (:meth:`~harness.run.session.RunSession.observe_one`: predicted, and
+measured where the backend can measure it); the drill's own kinds are read
+from the model: ``reachability`` is the fraction of GPU pairs that reach each
+other (PXN allowed), ``job_rate`` a job's bus bandwidth against the healthy
+fabric's, 0 while it is stalled (cut off, or waiting for a reroute or a link to
+come up) and once it has crashed; ``settle`` is judged per action (the seconds
+the backend took to converge, or the model's reroute window).
+"""
+
+from __future__ import annotations
+
+from harness.observations.expect import Expect
+from harness.run.drill.results import Sample
+from harness.run.drill.results import Series
+from harness.run.session import RunSession
+from harness.scenario.drill_model import Probe
+from harness.scenario.model import Expectation
+
+_ANY = Expect.parse(">= -1e300")
+
+
+def _number(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int | float):
+        return float(value)
+    return None
+
+
+def reachability(session: RunSession) -> float:
+    """The fraction of GPU pairs that reach each other now (PXN allowed)."""
+    a = session.analysis()
+    n = int(session.fabric.gpus.size)
+    total = n * (n - 1) // 2
+    return 1.0 if total == 0 else 1.0 - a.gpu_pairs_disconnected(pxn=True) / total
+
+
+def job_rate(session: RunSession, job: str) -> float:
+    """``job``'s bus bandwidth against healthy now; 0 while stalled and once crashed."""
+    fate = session.timeline.fate(job)
+    now = session.timeline.now
+    until = fate.stalled_until()  # 0: no bounded stall
+    if fate.state != "running" or (until and now < until - 1e-9):
+        return 0.0
+    a = session.analysis()
+    return float(a.job_busbw_ratio(a.job(job)))
+
+
+def sample(session: RunSession, probe: Probe, t: float, series: Series) -> Sample:
+    """Sample ``probe`` at drill time ``t`` and judge it against its tolerance."""
+    predicted: float | None
+    measured: float | None = None
+    mismatch = False
+    if probe.kind == "reachability":
+        predicted = reachability(session)
+    elif probe.kind == "job_rate":
+        predicted = job_rate(session, str(dict(probe.args)["job"]))
+    else:
+        tol = probe.tolerance
+        ex = tol.expect if tol is not None and not tol.relative else _ANY
+        got = session.observe_one(Expectation(probe.kind, ex, probe.args, probe.where))
+        predicted = _number(got.predicted)
+        measured = _number(got.measured) if got.measured_by else None
+        mismatch = got.mismatch
+    value = measured if measured is not None else predicted
+    ok = True
+    if probe.tolerance is not None and value is not None:
+        ok = probe.tolerance.check(value, series.baseline)
+    return Sample(t, value, ok, predicted, measured, mismatch)
+
+
+def record(probe: Probe, series: Series, s: Sample, *, judge: bool = True) -> None:
+    """Add ``s`` to ``series``; a probe fails at its ``fail_after``-th miss in a row (not
+    while ``judge`` is off: the recovery window, which judges only how soon it recovers)."""
+    series.samples.append(s)
+    if s.ok:
+        series.misses = 0
+        return
+    series.misses += 1
+    if judge and series.misses >= probe.fail_after and series.failed_at is None:
+        series.failed_at = s.t
+        tol = probe.tolerance.describe() if probe.tolerance else ""
+        series.why = (f"{probe.name} out of tolerance ({tol}) for {series.misses} sample(s) "
+                      f"in a row at t={s.t:g} s (value {s.value})")  # fmt: skip

@@ -1,0 +1,538 @@
+"""One drill's run: baseline, gate, the timed method under continuous probes, abort, the
+recovery window, the final expectations, and a rollback that always runs (run stage).
+
+The drill's clock is the session's (:class:`~harness.run.session.RunSession`):
+on the model it is model time (instant), on an emulated backend
+``backend.wait`` waits for real, so the same loop drives both.  Drill time 0 is
+the end of the baseline.  Between actions the loop samples every probe when it
+is due, checks the abort rules, the halt lever and the time limit; an abort
+stops scheduling at once.  Whatever ends the method (its end, an abort
+condition, the halt lever, the time limit, an exception, SIGINT, SIGTERM or
+SIGHUP) the rollback reverts every fault the drill applied and has not
+restored, newest first, inside :func:`~harness.backends.signals.cleaning_up`
+(a second signal is reported and ignored); a fault whose object is already gone
+is recorded as gone.  Every action is journaled before and after it is done.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+from harness.backends.protocol import Backend
+from harness.backends.signals import Stopped
+from harness.backends.signals import cleaning_up
+from harness.errors import BackendError
+from harness.errors import HarnessError
+from harness.fabric.routing import Routing
+from harness.faults.fault import AppliedFault
+from harness.invariants.timeline import REROUTED
+from harness.observations.budget import parse_budget
+from harness.observations.plans import MeasureOptions
+from harness.run.drill.guard import guard_breaks
+from harness.run.drill.halt import HaltLever
+from harness.run.drill.journal import Journal
+from harness.run.drill.journal import tool_versions
+from harness.run.drill.probes import record
+from harness.run.drill.probes import sample
+from harness.run.drill.results import DrillResult
+from harness.run.drill.results import EventRecord
+from harness.run.drill.results import ProbeRecord
+from harness.run.drill.results import Sample
+from harness.run.drill.results import Series
+from harness.run.scenario import unsupported
+from harness.run.scenario import unsupported_routing
+from harness.run.session import RunSession
+from harness.scenario.drill_model import Probe
+from harness.scenario.drill_prepare import PreparedDrill
+from harness.scenario.drill_prepare import ResolvedEvent
+from harness.scenario.model import ExpectStep
+
+#: Probes sampled only once (their mode) are sampled at these moments.
+_GATE_MODES = ("before", "edge")
+_AFTER_MODES = ("after", "edge")
+
+
+class Abort(Exception):
+    """An abort condition, the halt lever or the time limit stopped the method."""
+
+
+@dataclass
+class _Run:
+    """The mutable state of one drill run."""
+
+    pd: PreparedDrill
+    session: RunSession
+    journal: Journal
+    lever: HaltLever | None
+    run_id: str
+    wall0: float
+    series: dict[str, Series]
+    events: list[EventRecord] = field(default_factory=list)
+    applied: dict[str, AppliedFault] = field(default_factory=dict)  # label -> applied
+    refused: set[str] = field(default_factory=set)
+    due: dict[str, float] = field(default_factory=dict)  # probe -> next sample's drill time
+    since: dict[int, float] = field(default_factory=dict)  # abort rule -> crossed since
+    settles: list[tuple[str, float]] = field(default_factory=list)
+    recovering: bool = False  # in the recovery window: samples do not fail a probe
+    on_event: Callable[[EventRecord], None] | None = None
+
+    @property
+    def t(self) -> float:
+        """The drill's clock (0: the end of the baseline; the jobs' clock is the same)."""
+        return self.session.timeline.now
+
+    @property
+    def wall(self) -> float:
+        return time.monotonic() - self.wall0
+
+    # -- probes, aborts, the lever -------------------------------------------------------
+    def _active(self, p: Probe) -> bool:
+        if p.kind == "settle":
+            return False
+        if p.mode == "continuous":
+            return True
+        return p.mode == "during-fault" and bool(self.applied)
+
+    def _sample(self, p: Probe) -> None:
+        s = sample(self.session, p, self.t, self.series[p.name])
+        record(p, self.series[p.name], s, judge=not self.recovering)
+        self.journal.write("sample", durable=False, probe=p.name, **s.to_json())
+
+    def _check(self) -> None:
+        """Abort rules, the halt lever and the time limit, now."""
+        drill = self.pd.drill
+        for i, rule in enumerate(drill.abort):
+            if rule.job_lost is not None:
+                lost = self.session.timeline.lost()
+                if lost and (rule.job_lost == "any" or rule.job_lost in lost):
+                    who = rule.job_lost if rule.job_lost != "any" else ", ".join(lost)
+                    fate = self.session.timeline.fate(who.split(", ")[0])
+                    msg = f"abort ({rule.describe()}): {fate.describe()}"
+                    raise Abort(msg)
+                continue
+            series = self.series[str(rule.probe)]
+            if not series.samples or series.samples[-1].value is None:
+                continue
+            v = series.samples[-1].value
+            crossed = (rule.below is not None and v < rule.below) or (
+                rule.above is not None and v > rule.above)  # fmt: skip
+            if not crossed:
+                self.since.pop(i, None)
+                continue
+            start = self.since.setdefault(i, self.t)
+            if self.t - start >= rule.for_s - 1e-9:
+                msg = (
+                    f"abort ({rule.describe()}): {rule.probe} was {v:.4g} "
+                    f"from t={start:g} s to t={self.t:g} s"
+                )
+                raise Abort(msg)  # fmt: skip
+        if self.lever is not None:
+            why = self.lever.requested(self.run_id)
+            if why is not None:
+                msg = f"halted by {why}"
+                raise Abort(msg)
+        elapsed = max(self.wall, self.t + drill.baseline_s)
+        if elapsed > drill.time_limit_s + 1e-9:
+            msg = f"time_limit reached ({drill.time_limit_s:g} s)"
+            raise Abort(msg)
+
+    def advance_to(self, until: float, *, stop: Callable[[], bool] | None = None) -> None:
+        """Let the drill clock reach ``until``, sampling the probes that fall due."""
+        probes = [p for p in self.pd.drill.probes if self._active(p)]
+        while True:
+            self._check()
+            if stop is not None and stop():
+                return
+            due = [(self.due.get(p.name, self.t), p) for p in probes]
+            nxt = min((d for d, _ in due), default=until + 1.0)
+            if nxt > until + 1e-9:
+                break
+            self.session.advance(nxt - self.t)
+            for d, p in due:
+                if d <= nxt + 1e-9:
+                    self._sample(p)
+                    self.due[p.name] = d + p.every_s
+        self.session.advance(until - self.t)
+        self._check()
+
+    # -- actions ---------------------------------------------------------------------------
+    def _fates(self) -> tuple[str, ...]:
+        return tuple(f.describe() for f in self.session.timeline.fates if f.state != "running"
+                     or f.rerouted_s)  # fmt: skip
+
+    def _log(self, rec: EventRecord, kind: str = "event") -> None:
+        self.events.append(rec) if kind == "event" else None
+        self.journal.write(kind, **rec.to_json())
+        if self.on_event is not None:
+            self.on_event(rec)
+
+    def act(self, r: ResolvedEvent, rules: Any) -> None:
+        """Do one event (an inject the guard may refuse, or its restore)."""
+        e, fabric = r.event, self.session.fabric
+        text = r.applied.describe(fabric)
+        if e.action == "inject":
+            guard = ""
+            if rules:
+                broken = guard_breaks(self.session, r.applied, rules)
+                if broken:
+                    self.refused.add(e.label)
+                    self._log(EventRecord(e.at_s, self.t, "inject", e.label, text, "refused",
+                                          guard=f"refused: the model predicts it breaks "
+                                          f"{', '.join(broken)}", wall_s=self.wall))  # fmt: skip
+                    return
+                guard = "within the guard"
+            self.journal.write("action", label=e.label, action="inject", fault=text)
+            predicted_settle = self._predicted_settle(r.applied)
+            step_settle = self._inject(e.label, r.applied)
+            settle = step_settle if self.session.backend.name != "model" else predicted_settle
+            self.settles.append((e.label, settle))
+            self._log(EventRecord(e.at_s, self.t, "inject", e.label, text, "applied",
+                                  settle, self._fates(), guard=guard,
+                                  mismatch=self._settle_mismatch(predicted_settle, step_settle),
+                                  wall_s=self.wall))  # fmt: skip
+            return
+        if e.label in self.refused:
+            self._log(EventRecord(e.at_s, self.t, "restore", e.label, text, "skipped",
+                                  wall_s=self.wall))  # fmt: skip
+            return
+        applied = self.applied.pop(e.label, None)
+        if applied is None:
+            return
+        self.journal.write("action", label=e.label, action="restore", fault=text)
+        status = self._revert(applied)
+        self._log(EventRecord(e.at_s, self.t, "restore", e.label,
+                              applied.describe_restore(fabric), status, None, self._fates(),
+                              wall_s=self.wall))  # fmt: skip
+
+    def _predicted_settle(self, applied: AppliedFault) -> float:
+        """The model's convergence time of a fault: its reroute window, 0 for one routed
+        around before it bites (a drain) or one nothing is rerouted for."""
+        if applied.fault.kind not in REROUTED:
+            return 0.0
+        routing: Routing = self.session.routing
+        _, end = self.session.timeline.reroute_window(routing.reroute, routing.serial_sweeps)
+        return end - self.session.timeline.now
+
+    def _settle_mismatch(self, predicted: float, measured: float) -> str:
+        if self.session.backend.name == "model":
+            return ""
+        bound = self.session.options.settle_timeout
+        if predicted == 0.0 or measured <= max(predicted * 1.1, predicted + 0.2):
+            return ""
+        if measured >= bound:
+            return f"predicted: settles in {predicted:g} s; observed: not settled in {bound:g} s"
+        return ""
+
+    def _inject(self, label: str, applied: AppliedFault) -> float:
+        s = self.session
+        self.applied[label] = applied
+        s.applied.append((label, applied))  # recorded before it is done
+        before = s.analysis()
+        s.backend.inject(applied)
+        s.state = s.state.inject(applied)
+        return s._changed(applied, before)
+
+    def _revert(self, applied: AppliedFault) -> str:
+        s = self.session
+        for i, (_, a) in enumerate(s.applied):
+            if a is applied:
+                del s.applied[i]
+                break
+        status = "restored"
+        try:
+            s.backend.revert(applied)
+        except BackendError as err:
+            if "gone" not in str(err).lower() and "no such" not in str(err).lower():
+                raise
+            status = "gone"
+        s.state = s.state.revert(applied)
+        s._changed(restored=(applied,))
+        return status
+
+    def rollback(self) -> list[EventRecord]:
+        """Revert what the drill applied and has not restored, newest first."""
+        out: list[EventRecord] = []
+        fabric = self.session.fabric
+        for label in reversed(list(self.applied)):
+            applied = self.applied.pop(label)
+            self.journal.write("action", label=label, action="rollback",
+                               fault=applied.describe_restore(fabric))  # fmt: skip
+            try:
+                status = self._revert(applied)
+            except Exception as err:  # keep rolling back; the journal says which failed
+                status = f"failed: {err}"
+            rec = EventRecord(self.t, self.t, "rollback", label, applied.describe_restore(fabric),
+                              "rolled back" if status == "restored" else status,
+                              wall_s=self.wall)  # fmt: skip
+            out.append(rec)
+            self._log(rec, "rollback")
+        return out
+
+    # -- the phases ------------------------------------------------------------------------
+    def baseline(self) -> None:
+        """Sample every probe over the baseline; each probe's baseline is its mean there
+        (or its first value when the baseline is instant)."""
+        drill = self.pd.drill
+        probes = [p for p in drill.probes if p.kind != "settle"]
+        start = -drill.baseline_s
+        tl = self.session.timeline  # the baseline runs before t=0
+        self.session.timeline = dataclasses.replace(tl, now=start, sweep_start=start,
+                                                    sweep_end=start)  # fmt: skip
+        for p in probes:
+            self.due[p.name] = start
+        t = start
+        while True:
+            due = [p for p in probes if self.due[p.name] <= t + 1e-9]
+            for p in due:
+                s = sample(self.session, p, self.t, self.series[p.name])
+                self.series[p.name].samples.append(s)
+                self.journal.write("sample", durable=False, probe=p.name, phase="baseline",
+                                   **s.to_json())  # fmt: skip
+                self.due[p.name] = self.due[p.name] + p.every_s
+            nxt = min((self.due[p.name] for p in probes), default=0.0)
+            if nxt >= -1e-9 or not probes:
+                break
+            self.session.advance(nxt - self.t)
+            t = nxt
+        self.session.advance(-self.t)
+        for p in probes:
+            vals = [s.value for s in self.series[p.name].samples if s.value is not None]
+            self.series[p.name].baseline = sum(vals) / len(vals) if vals else None
+            for i, s in enumerate(self.series[p.name].samples):  # judged against the baseline
+                ok = p.tolerance is None or s.value is None or p.tolerance.check(
+                    s.value, self.series[p.name].baseline)  # fmt: skip
+                self.series[p.name].samples[i] = type(s)(s.t, s.value, ok, s.predicted,
+                                                         s.measured, s.mismatch)  # fmt: skip
+            self.due[p.name] = max(self.due[p.name], 0.0)
+
+    def gate(self) -> str:
+        """Why the gate (the before/edge probes at the baseline) refuses the method ("")."""
+        for p in self.pd.drill.probes:
+            if p.mode in _GATE_MODES and p.kind != "settle":
+                last = self.series[p.name].samples[-1:]
+                if last and not last[0].ok:
+                    tol = p.tolerance.describe() if p.tolerance else ""
+                    return (f"gate: {p.name} is {last[0].value} before anything is injected "
+                            f"(tolerance {tol}); nothing was injected")  # fmt: skip
+        return ""
+
+    def recover(self, window: float) -> float | None:
+        """After the last restore: when every continuous probe was within tolerance again
+        (seconds after the restore), sampling for at most ``window``."""
+        start = self.t
+        cont = [p for p in self.pd.drill.probes if p.mode == "continuous"]
+
+        def steady() -> bool:
+            return all(self.series[p.name].samples and self.series[p.name].samples[-1].ok
+                       and self.series[p.name].samples[-1].t >= start - 1e-9
+                       for p in cont)  # fmt: skip
+
+        if not cont:
+            return 0.0
+        self.recovering = True
+        try:
+            self.advance_to(start + window, stop=steady)
+        finally:
+            self.recovering = False
+        return self.t - start if steady() else None
+
+    def after_probes(self) -> None:
+        """The after/edge probes, sampled once at the end."""
+        for p in self.pd.drill.probes:
+            if p.mode in _AFTER_MODES and p.kind != "settle":
+                self._sample(p)
+
+    def probe_records(self) -> tuple[ProbeRecord, ...]:
+        out = []
+        for p in self.pd.drill.probes:
+            s = self.series[p.name]
+            if p.kind == "settle":
+                bad = [(label, v) for label, v in self.settles
+                       if p.tolerance is not None and not p.tolerance.check(v, None)]  # fmt: skip
+                verdict = "failed" if bad else "passed"
+                why = "; ".join(f"{lb} settled in {v:g} s" for lb, v in bad)
+                samples = tuple(Sample(next((e.actual_s for e in self.events
+                                             if e.label == lb and e.action == "inject"), 0.0),
+                                       v, p.tolerance is None or p.tolerance.check(v, None))
+                                for lb, v in self.settles)  # fmt: skip
+                out.append(ProbeRecord(p.name, p.describe(), p.mode, None, samples, verdict, why))
+                continue
+            method = [x for x in s.samples if x.t >= -1e-9]
+            if p.mode in _GATE_MODES:
+                base = [x for x in s.samples if x.t < 0] or s.samples[:1]
+                if base and not base[-1].ok:
+                    s.failed_at, s.why = base[-1].t, f"{p.name} out of tolerance at the gate"
+            verdict = "failed" if s.failed_at is not None else ("passed" if method or s.samples
+                                                                 else "not judged")  # fmt: skip
+            out.append(ProbeRecord(p.name, p.describe(), p.mode, s.baseline, tuple(s.samples),
+                                   verdict, s.why))  # fmt: skip
+        return tuple(out)
+
+
+def drill_unsupported(pd: PreparedDrill, backend: Backend) -> str | None:
+    """Why ``backend`` cannot run this drill's faults or routing (None: it can)."""
+    fabric = pd.prepared.fabric
+    assert fabric is not None
+    return unsupported(backend, [r.applied for r in pd.events], fabric) or unsupported_routing(
+        backend, pd.prepared.routing)  # fmt: skip
+
+
+def run_drill(
+    pd: PreparedDrill,
+    backend: Backend,
+    *,
+    routing: Routing,
+    journal_dir: Path | None = None,
+    lever: HaltLever | None = None,
+    options: MeasureOptions | None = None,
+    dry_run: bool = False,
+    on_event: Callable[[EventRecord], None] | None = None,
+    source_text: str = "",
+) -> DrillResult:
+    """Run one prepared drill on ``backend`` (entered here); the result, also journaled.
+
+    ``lever``: the halt lever to register with (None: the drill cannot be halted from
+    outside, as in a ``--dry-run``).  Signals propagate after the rollback (the CLI maps
+    them to exit codes); the journal then says ``aborted``.
+    """
+    scenario = pd.scenario
+    fabric = pd.prepared.fabric
+    assert fabric is not None
+    run_id = f"drill-{uuid.uuid4().hex[:8]}"
+    journal = Journal(journal_dir)
+    wall0 = time.monotonic()
+    status, reason = "passed", ""
+    events: list[EventRecord] = []
+    rollback: list[EventRecord] = []
+    probes: tuple[ProbeRecord, ...] = ()
+    expectations: tuple[Any, ...] = ()
+    recovered: float | None = None
+    fates: tuple[str, ...] = ()
+    interrupted: BaseException | None = None
+    versions = tool_versions(emulated=backend.name != "model")
+    journal.write("start", run=run_id, drill=scenario.name, path=str(scenario.where.path or ""),
+                  backend=backend.name, dry_run=dry_run, routing=routing.describe(),
+                  versions=versions)  # fmt: skip
+    if lever is not None:  # a model drill is instant: nothing to halt, only new ones refused
+        refusal = lever.refusal()
+        if refusal is not None:
+            raise BackendError(refusal)
+        if backend.name == "model":
+            lever = None
+        else:
+            lever.register(run_id, scenario.name)
+    run: _Run | None = None
+    try:
+        with backend:
+            backend.apply(fabric, pd.prepared.jobs, routing=routing)
+            session = RunSession(scenario, backend, fabric, pd.prepared.jobs,
+                                 options or MeasureOptions(), routing=routing)  # fmt: skip
+            run = _Run(
+                pd,
+                session,
+                journal,
+                lever,
+                run_id,
+                wall0,
+                {p.name: Series(p.name) for p in pd.drill.probes},
+                on_event=on_event,
+            )
+            rules = parse_budget(pd.drill.guard) if pd.drill.guard else ()
+            try:
+                session.preflight()
+                run.baseline()
+                reason = run.gate()
+                if reason:
+                    status = "failed"
+                else:
+                    for r in pd.events:
+                        run.advance_to(r.event.at_s)
+                        run.act(r, rules)
+                    if pd.drill.recover_within_s or pd.drill.probes:
+                        recovered = run.recover(pd.drill.recover_within_s)
+                    run.after_probes()
+                    if pd.drill.expect:
+                        res = session.expect(ExpectStep(pd.drill.expect))
+                        expectations = res.expectations
+            except Abort as err:
+                status, reason = "aborted", str(err)
+                journal.write("abort", reason=reason, t=run.t, wall_s=run.wall)
+            except (KeyboardInterrupt, Stopped) as err:
+                interrupted = err
+                name = "SIGINT" if isinstance(err, KeyboardInterrupt) else err.signame
+                status, reason = "aborted", f"interrupted by {name}"
+                journal.write("abort", reason=reason, t=run.t, wall_s=run.wall)
+            except HarnessError as err:
+                status, reason = "error", str(err)
+                journal.write("abort", reason=reason, t=run.t, wall_s=run.wall)
+            finally:
+                with cleaning_up():
+                    rollback = run.rollback()
+            events = run.events
+            fates = tuple(f.describe() for f in session.timeline.fates)
+            probes = run.probe_records()
+    finally:
+        if lever is not None:
+            lever.unregister(run_id)
+    if status == "passed":
+        status, reason = _verdict(probes, expectations, recovered, pd.drill.recover_within_s,
+                                  pd.drill.probes, events)  # fmt: skip
+    status, reason = _declared(pd.drill.outcome, status, reason)
+    result = DrillResult(
+        scenario.name, str(scenario.where.path or ""), backend.name, status, tuple(events),
+        probes, tuple(rollback), expectations, reason, recovered, fates, dry_run,
+        time.monotonic() - wall0, str(journal_dir or ""), routing.describe(),
+    )  # fmt: skip
+    if result.mismatches and status in ("passed", "failed"):
+        result = _with_status(result, "mismatch")
+    from harness.run.drill.document import journal_document
+
+    journal.write("end", status=result.status, reason=result.reason)
+    journal.finish(journal_document(result, pd, run_id, versions, source_text))
+    if interrupted is not None:
+        raise interrupted
+    return result
+
+
+def _with_status(result: DrillResult, status: str) -> DrillResult:
+    return dataclasses.replace(result, status=status)
+
+
+def _declared(outcome: str, status: str, reason: str) -> tuple[str, str]:
+    """The status against the drill's declared ``outcome`` (passed unless it says)."""
+    if outcome == "passed" or status in ("error", "mismatch"):
+        return status, reason
+    if status == outcome:
+        return "passed", f"{outcome} as the drill expects: {reason}"
+    return "failed", (f"the drill expects to end {outcome}, it ended {status}"
+                      + (f": {reason}" if reason else ""))  # fmt: skip
+
+
+def _verdict(
+    probes: tuple[ProbeRecord, ...],
+    expectations: tuple[Any, ...],
+    recovered: float | None,
+    window: float,
+    specs: tuple[Probe, ...],
+    events: list[EventRecord],
+) -> tuple[str, str]:
+    refused = [e for e in events if e.status == "refused"]
+    if refused:
+        return "failed", "; ".join(f"{e.label}: {e.guard}" for e in refused)
+    bad = [p for p in probes if p.verdict == "failed"]
+    if bad:
+        return "failed", "; ".join(p.why or f"{p.name} failed" for p in bad)
+    wrong = [e for e in expectations if not e.passed]
+    if wrong:
+        return "failed", "; ".join(f"{e.observation}: expected {e.expected}, got {e.observed}"
+                                   for e in wrong)  # fmt: skip
+    if any(p.mode == "continuous" for p in specs) and recovered is None:
+        return "failed", f"the steady state did not hold again within {window:g} s"
+    return "passed", ""
