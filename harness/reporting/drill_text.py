@@ -82,10 +82,12 @@ def _body(  # noqa: PLR0917 -- one journal's parts, from a result or a saved doc
     for r in rollback:
         console.print(f"  rollback: {event_line(r)}", highlight=False, markup=False)
     if recovered is not None:
-        console.print(f"  recovered {recovered:g} s after the last restore", highlight=False, markup=False)
+        console.print(f"  recovered {recovered:g} s after the last restore", highlight=False,
+                      markup=False)  # fmt: skip
     for name, expected, observed, ok in expectations:
         mark = "ok" if ok else "FAILED"
-        console.print(f"  expect {name} {expected}: {observed} {mark}", highlight=False, markup=False)
+        console.print(f"  expect {name} {expected}: {observed} {mark}", highlight=False,
+                      markup=False)  # fmt: skip
     running = [f for f in fates if f.endswith(" running")]
     for fate in fates:
         if fate not in running:
@@ -112,7 +114,8 @@ def print_journal(console: Console, doc: dict[str, Any]) -> None:
         if e.get("action") != "rollback" and "actual_s" in e:
             console.print(f"  {event_line(e)}", highlight=False, markup=False)
             for fate in e.get("predicted", []):
-                console.print(f"      predicted: {fate}", style="dim", highlight=False, markup=False)
+                console.print(f"      predicted: {fate}", style="dim", highlight=False,
+                              markup=False)  # fmt: skip
     ex = [(e["observation"], e["expected"], e["observed"], e["passed"])
           for e in doc.get("expectations", [])]  # fmt: skip
     _body(

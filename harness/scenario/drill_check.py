@@ -33,8 +33,8 @@ from harness.inputs.yaml import KeyPath
 from harness.observations.budget import parse_budget
 from harness.observations.expect import Expect
 from harness.observations.registry import OBSERVATIONS
-from harness.scenario.drill_model import PROBE_KINDS
 from harness.scenario.drill_model import OUTCOMES
+from harness.scenario.drill_model import PROBE_KINDS
 from harness.scenario.drill_model import PROBE_MODES
 from harness.scenario.drill_model import AbortRule
 from harness.scenario.drill_model import Drill

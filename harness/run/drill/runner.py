@@ -515,7 +515,7 @@ def _declared(outcome: str, status: str, reason: str) -> tuple[str, str]:
                       + (f": {reason}" if reason else ""))  # fmt: skip
 
 
-def _verdict(
+def _verdict(  # noqa: PLR0917 -- the parts of one run the verdict reads
     probes: tuple[ProbeRecord, ...],
     expectations: tuple[Any, ...],
     recovered: float | None,
