@@ -96,12 +96,12 @@ def run_scenario(
         be = make_backend(backend) if isinstance(backend, str) else backend
         if name not in scenario.backends:
             return done("skipped", f"runs on {', '.join(scenario.backends)}, not on {name}")
-        result = run_drill_scenario(scenario, be, opts, routing, time.perf_counter() - start)
+        drilled = run_drill_scenario(scenario, be, opts, routing, time.perf_counter() - start)
         for o in observers:
-            for step in result.steps:
-                o.step_finished(scenario, step)
-            o.scenario_finished(result)
-        return result
+            for done_step in drilled.steps:
+                o.step_finished(scenario, done_step)
+            o.scenario_finished(drilled)
+        return drilled
     # Bad input (every problem at once) before anything is injected, as `harness validate`.
     prepared = prepare(scenario)
     route = prepared.routing.merged(routing) if routing is not None else prepared.routing
