@@ -33,6 +33,7 @@ from harness.inputs.yaml import KeyPath
 from harness.observations.budget import parse_budget
 from harness.observations.expect import Expect
 from harness.observations.registry import OBSERVATIONS
+from harness.scenario.drill_events import expand
 from harness.scenario.drill_model import OUTCOMES
 from harness.scenario.drill_model import PROBE_KINDS
 from harness.scenario.drill_model import PROBE_MODES
@@ -133,7 +134,9 @@ class DrillChecker(StepChecker):
                 except ScenarioError as err:
                     self.wrap(err, (*path, "guard"))
         probes = self._list(body, "probes", path, self.probe)
-        names = [p.name for p in probes]
+        got = body.get("probes")
+        raw_probes: list[Any] = got if isinstance(got, list) else []
+        names = [str(p.get("name")) for p in raw_probes if isinstance(p, dict) and "name" in p]
         for i, n in enumerate(names):
             if n in names[:i]:
                 self.add(f"probe name {n!r} is given twice; probe names must differ",
@@ -160,6 +163,12 @@ class DrillChecker(StepChecker):
         if "expect" in body:
             got = self.expect(body["expect"], (*path, "expect"))
             expect = got or ()
+        if limit is not None and entries:  # the timeline's own problems, with the others
+            try:
+                expand(Drill(limit, tuple(e for e in entries if e.after in (None, *given)),
+                             baseline, recover))  # fmt: skip
+            except ScenarioError as err:
+                self.problems.extend(err.problems)
         outcome = body.get("outcome", "passed")
         if outcome not in OUTCOMES:
             self.add(f"outcome {outcome!r}: how the drill is expected to end, one of "
@@ -229,8 +238,14 @@ class DrillChecker(StepChecker):
         elif kind == "job_rate":
             if "job" not in args:
                 self.add("a job_rate probe names its job: job: NAME", path, key=True)
-            else:
-                self.context(OBSERVATIONS["job_busbw_ratio"], args, path)
+            elif self._jobs:
+                named = [j.name for j in self._jobs if not j.per_su]
+                per_su = any(j.per_su for j in self._jobs)
+                job = args["job"]
+                if job not in named and not (per_su and isinstance(job, str)
+                                             and job.startswith("su")):  # fmt: skip
+                    self.add(f"job_rate: no job named {job!r}{did_you_mean(str(job), named)}",
+                             (*path, "job"))  # fmt: skip
         elif kind == "reachability" and "sample" in args:
             s = args["sample"]
             if isinstance(s, bool) or not isinstance(s, int) or s < 1:
@@ -297,8 +312,8 @@ class DrillChecker(StepChecker):
                 and job not in named
                 and not any(j.per_su for j in jobs)
             ):
-                self.add(f"job_lost {job}: no job is named so{did_you_mean(job, named)} "
-                         f"(jobs: {', '.join(named) or 'none'})", (*path, "job_lost"))  # fmt: skip
+                self.add(f"job_lost {job}: no job is named so{did_you_mean(job, named)}",
+                         (*path, "job_lost"))  # fmt: skip
             extra = [k for k in ("probe", "below", "above", "for") if k in body]
             if extra:
                 self.add(f"an abort rule is either a job lost or a probe bound, not both "
