@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ScenarioError
+from harness.scenario.drill_prepare import prepare_drill
 from harness.scenario.model import Scenario
 from harness.scenario.prepare import prepare
 
@@ -82,7 +83,10 @@ def validate(
     invalid = [Invalid(str(path), "", err) for path, err in load_errors]
     for s in scenarios:
         try:
-            prepare(s)
+            if s.drill is not None:  # its events' faults and its probes too
+                prepare_drill(s)
+            else:
+                prepare(s)
         except ScenarioError as err:
             invalid.append(Invalid(s.where.path, s.name, err))
     return Validation(

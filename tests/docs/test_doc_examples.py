@@ -24,8 +24,9 @@ installed.  The rules, by fence language:
     stderr together), consecutively and from the first line, whitespace runs
     collapsed; a line ``...`` stands for any number of lines.
 ``yaml``
-    A mapping with ``steps`` is a scenario file: written to a file and run with
-    ``harness run``, it must pass.  A mapping with ``generator``, or with ``nodes``
+    A mapping with ``drill`` is a drill file, run with ``harness drill``; one with
+    ``steps`` is a scenario file: written to a file and run with ``harness run``, it
+    must pass.  A mapping with ``generator``, or with ``nodes``
     and ``switches``, is a fabric file: ``harness show FILE`` must build it.  Any
     other block must be valid YAML.
 anything else (``text``, ``json``, ``ini``, ``toml``, no language)
@@ -168,7 +169,9 @@ def run_yaml(block: Block, scratch: Path) -> None:
     folder.mkdir()
     path = folder / "example.yaml"
     path.write_text(block.text, encoding="utf-8")
-    if isinstance(data, dict) and "steps" in data:
+    if isinstance(data, dict) and "drill" in data:
+        _check_status(block, "harness drill", _run(["harness", "drill", str(path)], scratch))
+    elif isinstance(data, dict) and "steps" in data:
         _check_status(block, "harness run", _run(["harness", "run", str(path)], scratch))
     elif isinstance(data, dict) and ("generator" in data or {"nodes", "switches"} <= set(data)):
         _check_status(block, "harness show", _run(["harness", "show", str(path)], scratch))

@@ -90,19 +90,19 @@ def test_json_output_and_bad_input(
     assert "no drill (a scenario with a drill: section)" in capsys.readouterr().err
 
 
-def test_halt_all_refuses_a_drill_until_released(
+def test_halt_is_idempotent_and_names_what_it_stops(
     tmp_path: Path, state_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     leaf = str(REPO / "scenarios" / "drill-leaf-loss.yaml")
     assert main(["halt", "--all"]) == 0
     assert main(["halt", "--all"]) == 0  # idempotent
-    assert main(["drill", leaf]) == 3
-    assert "harness halt --release" in capsys.readouterr().err
-    assert main(["drill", leaf, "--dry-run"]) == 0  # a dry run touches nothing: allowed
+    assert "new drills are refused until harness halt --release" in capsys.readouterr().out
+    assert main(["drill", leaf]) == 0  # on the model nothing is touched: never refused
     assert main(["halt", "--release"]) == 0
     assert main(["halt", "--release"]) == 0
-    assert main(["drill", leaf]) == 0
+    assert main(["halt", "--list"]) == 0
     assert main(["halt", "nothing-runs"]) == 2
+    assert "no running drill is called 'nothing-runs'" in capsys.readouterr().err
 
 
 def _snapshot(root: Path) -> tuple[list[str], list[str], list[str]]:

@@ -186,17 +186,22 @@ def test_the_halt_lever_stops_a_drill_within_one_probe_period(state_dir: Path) -
     assert lever.running() == []  # unregistered
 
 
-def test_halt_all_refuses_new_drills_until_released(state_dir: Path) -> None:
+def test_halt_all_refuses_new_drills_on_a_fabric_until_released(state_dir: Path) -> None:
     import pytest
 
     from harness.errors import BackendError
 
+    class Acting(ModelBackend):
+        name = "acting-model"  # stands for a backend that acts on a fabric
+
     lever = HaltLever()
     lever.halt_all()
     with pytest.raises(BackendError, match="harness halt --release"):
-        _run(drill(LEAF), lever=lever)
+        _run(drill(LEAF), Acting(), lever=lever)
+    assert _run(drill(LEAF), lever=lever).status == "aborted"  # the model touches nothing
     lever.release()
-    assert _run(drill(LEAF), lever=lever).status == "aborted"
+    assert _run(drill(LEAF), Acting(), lever=lever).status == "aborted"
+    assert lever.running() == []
 
 
 @st.composite

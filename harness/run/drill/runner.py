@@ -420,14 +420,13 @@ def run_drill(
     journal.write("start", run=run_id, drill=scenario.name, path=str(scenario.where.path or ""),
                   backend=backend.name, dry_run=dry_run, routing=routing.describe(),
                   versions=versions)  # fmt: skip
-    if lever is not None:  # a model drill is instant: nothing to halt, only new ones refused
+    if backend.name == "model":  # instant and touching nothing: nothing to halt or refuse
+        lever = None
+    if lever is not None:
         refusal = lever.refusal()
         if refusal is not None:
             raise BackendError(refusal)
-        if backend.name == "model":
-            lever = None
-        else:
-            lever.register(run_id, scenario.name)
+        lever.register(run_id, scenario.name)
     run: _Run | None = None
     try:
         with backend:
