@@ -111,6 +111,7 @@ class JobRun:
     seconds: float = 0.0  # how long it ran in the window (to the failure if it failed)
     detail: str = ""
     busbw_gbs: float | None = None  # its collective's bus bandwidth, when bandwidth-bound
+    ended_at: float | None = None  # when it failed, on this host's monotonic clock (if known)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +161,8 @@ class MeasurePlan:
 
     ``probes``: NIC id pairs to probe; ``paths``: NIC id pairs to trace;
     ``flows``: flow groups, each run for ``flow_seconds``; ``jobs``: job names
-    whose runs to report, watched for at least ``job_seconds``; ``links``: link
+    whose runs to report, watched for at least ``job_seconds`` (with ``job_now``: as
+    they are at once, their rate since the previous such look); ``links``: link
     ids whose state to report; ``traffic``: flow groups that stand for a job's
     collective (its ring, tree or all-to-all flows on one rail, in rank order),
     run like ``flows`` by a backend that moves real packets (the model predicts
@@ -179,6 +181,7 @@ class MeasurePlan:
     note: str = ""
     traffic: tuple[FlowGroup, ...] = ()
     losses: tuple[Pair, ...] = ()
+    job_now: bool = False  # the jobs as they are now, without a watch window (a drill's probe)
 
     def __or__(self, other: MeasurePlan) -> MeasurePlan:
         groups = {g.name: g for g in (*self.flows, *other.flows)}
@@ -195,6 +198,8 @@ class MeasurePlan:
             "; ".join(notes),
             tuple(traffic.values()),
             _union(self.losses, other.losses),
+            # at once only if every plan that asks for jobs asks so
+            (self.job_now or not self.jobs) and (other.job_now or not other.jobs),
         )
 
     @property

@@ -25,12 +25,12 @@ _STYLE = {"passed": "green", "failed": "red", "mismatch": "magenta", "aborted": 
 def event_line(e: EventRecord | dict[str, Any]) -> str:
     """One action in a line: ``t=15 s (planned 15) inject drained spine-02: applied``."""
     d = e.to_json() if isinstance(e, EventRecord) else e
-    planned = "" if abs(d["planned_s"] - d["actual_s"]) < 1e-6 else f" (planned {d['planned_s']:g})"
-    line = (
-        f"t={d['actual_s']:g} s{planned} {d['action']} {d['fault']} [{d['label']}]: {d['status']}"
-    )
+    late = abs(d["planned_s"] - d["actual_s"]) >= 5e-4
+    planned = f" (planned {d['planned_s']:g})" if late else ""
+    line = (f"t={d['actual_s']:.4g} s{planned} {d['action']} {d['fault']} [{d['label']}]: "
+            f"{d['status']}")  # fmt: skip
     if d.get("settle_s"):
-        line += f", settles in {d['settle_s']:g} s"
+        line += f", settles in {d['settle_s']:.3g} s"
     if d.get("guard", "").startswith("refused"):
         line += f" ({d['guard']})"
     if d.get("mismatch"):
@@ -57,6 +57,8 @@ def print_drill(console: Console, result: DrillResult, *, events: bool = False) 
           result.reason, result.recovered_s, list(result.fates),
           [(e.observation, e.expected, e.observed, e.passed) for e in result.expectations],
           result.mismatches, result.journal)  # fmt: skip
+    for text, bad in result.job_checks:
+        console.print(f"  {'MISMATCH ' if bad else ''}{text}", highlight=False, markup=False)
 
 
 def _head(status: str, name: str, backend: str, dry: bool) -> str:

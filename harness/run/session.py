@@ -196,6 +196,12 @@ class RunSession:
         self.backend.wait(seconds)
         self.timeline = self.timeline.after(seconds, cut_off(self.analysis())[0])
 
+    def catch_up(self, seconds: float) -> None:
+        """Move the jobs' clock on by ``seconds`` that already passed on the backend (an
+        emulated backend's measurement or settle took them): nothing more is waited."""
+        if seconds > 0:
+            self.timeline = self.timeline.after(seconds, cut_off(self.analysis())[0])
+
     def observe_one(self, e: Expectation) -> ExpectResult:
         """Predict one expectation, measure it where the backend can, and judge it, without
         watching the jobs (the clock does not move: a drill's probe samples it)."""

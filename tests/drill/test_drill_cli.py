@@ -36,7 +36,7 @@ def test_the_shipped_drills_pass_on_the_model_with_journals(
     assert leaf["status"] == "passed"
     assert leaf["reason"].startswith("aborted as the drill expects")
     assert leaf["rollback"][0]["status"] == "rolled back"
-    assert "su01 crashed at t=6 s" in leaf["reason"]
+    assert "train crashed at t=6 s" in leaf["reason"]
     assert leaf["versions"]["kernel"]
     suite = ET.parse(tmp_path / "drills.xml").getroot()
     assert suite.get("tests") == str(len(names))
@@ -53,7 +53,7 @@ def test_journal_show_diff_and_replay(
     capsys.readouterr()
     assert main(["journal", "show", str(tmp_path / "a")]) == 0
     shown = capsys.readouterr().out
-    assert "t=1 s inject killed su01/leaf-r0 [leaf]: applied" in shown
+    assert "t=1 s inject killed su01/leaf-r1 [leaf]: applied" in shown
     assert main(["journal", "diff", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     assert "the journals agree" in capsys.readouterr().out
     doc = json.loads((tmp_path / "b" / "journal.json").read_text())

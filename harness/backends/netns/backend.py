@@ -291,6 +291,8 @@ class NetnsBackend(ClosesOnSignals):
         if self._gloo is None:
             msg = "netns: jobs were asked for but none was applied (apply(fabric, jobs))"
             raise BackendError(msg)
+        if plan.job_now:
+            return tuple(self._gloo.peek(plan.jobs))
         return tuple(self._gloo.measure(plan.jobs, plan.job_seconds, self._changed_at))
 
     def _run_flows(self, plan: MeasurePlan) -> tuple[Flow, ...]:

@@ -182,6 +182,7 @@ class GlooJobs:
         self.jobs = {j.name: _Job(j) for j in jobs}
         self._server: _ForkServer | None = None
         self._ports = Ports(*STORE_PORTS)
+        self._peeked: dict[tuple[str, int], list[tuple[float, int]]] = {}  # peek's looks
         for j in jobs:
             self._interfaces(j)  # refuse what the gloo job cannot be, before anything starts
 
@@ -337,6 +338,47 @@ class GlooJobs:
             out.append(self._judge(j, before[j.job.name], t0, since))
         return out
 
+    def peek(self, names: Sequence[str]) -> list[JobRun]:
+        """The named jobs as they are now, without watching them (a drill samples them
+        often): ended; or alive when every rank iterated within the last :data:`RECENT_S`
+        (the same rule :meth:`measure` applies at the end of its window), with its rate
+        over the looks of at least the last :data:`MIN_WINDOW_S`; or ``running`` but not
+        alive while a rank has not moved for that long.  A job still starting is waited
+        for, as :meth:`measure` does."""
+        self._read_pids()
+        out = []
+        for n in names:
+            if n not in self.jobs:
+                msg = f"netns: no job named {n!r} was applied"
+                raise BackendError(msg)
+            j = self.jobs[n]
+            self._wait_started(j)
+            now = [_State.of(r) for r in j.ranks]
+            t = time.monotonic()
+            ended = [s.ended for s in now if s.ended is not None]
+            if ended:
+                out.append(self._lost(j, ended, None))
+                continue
+            looks = self._peeked.setdefault((n, j.generation), [])
+            looks.append((t, now[0].it))
+            while len(looks) > 2 and t - looks[1][0] >= MIN_WINDOW_S:
+                looks.pop(0)  # keep the newest look at least MIN_WINDOW_S old
+            t0, it0 = looks[0]
+            rate = (now[0].it - it0) / (t - t0) if t - t0 >= MIN_WINDOW_S else None
+            quiet = t - min(s.last for s in now)
+            alive = quiet < RECENT_S
+            out.append(
+                JobRun(
+                    n,
+                    alive,
+                    round(rate, 3) if rate is not None and alive else None,
+                    "running",
+                    t - t0,
+                    "" if alive else f"a rank has not iterated for {quiet:.1f} s",
+                )
+            )
+        return out
+
     def _wait_started(self, j: _Job) -> None:
         deadline = j.started + STARTUP_S + j.job.timeout
         while True:
@@ -389,4 +431,4 @@ class GlooJobs:
         after = f", {first.t - since:.1f} s after the change" if since is not None else ""
         why = re.sub(r"\[[^\]]*\.(?:cc|cpp|h):\d+\]\s*", "", first.detail)
         detail = f"{took:.2f} s after its last iteration{after}, timeout {j.job.timeout:g} s: {why}"
-        return JobRun(j.job.name, False, None, kind, round(took, 3), detail)
+        return JobRun(j.job.name, False, None, kind, round(took, 3), detail, ended_at=first.t)

@@ -60,6 +60,7 @@ def journal_document(
                           "measured": e.measured, "passed": e.passed, "mismatch": e.mismatch}
                          for e in result.expectations],
         "fates": list(result.fates), "source": source_text,
+        "jobs_observed": [{"check": text, "mismatch": bad} for text, bad in result.job_checks],
     }  # fmt: skip
 
 

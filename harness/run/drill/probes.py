@@ -52,8 +52,12 @@ def job_rate(session: RunSession, job: str) -> float:
     return float(a.job_busbw_ratio(a.job(job)))
 
 
-def sample(session: RunSession, probe: Probe, t: float, series: Series) -> Sample:
-    """Sample ``probe`` at drill time ``t`` and judge it against its tolerance."""
+def sample(
+    session: RunSession, probe: Probe, t: float, series: Series, rate: float | None = None
+) -> Sample:
+    """Sample ``probe`` at drill time ``t`` and judge it against its tolerance; ``rate``: a
+    ``job_rate`` probe's measured rate (the real job's iterations/s against its baseline's,
+    from the runner's watch of the jobs), None where no backend runs the job."""
     predicted: float | None
     measured: float | None = None
     mismatch = False
@@ -61,6 +65,11 @@ def sample(session: RunSession, probe: Probe, t: float, series: Series) -> Sampl
         predicted = reachability(session)
     elif probe.kind == "job_rate":
         predicted = job_rate(session, str(dict(probe.args)["job"]))
+        measured = rate
+        if rate is not None and predicted is not None:
+            # moving against stalled is a disagreement; how fast is the job's own business
+            # (a gloo job's iterations are not bound by the fabric's bandwidth)
+            mismatch = (predicted > 0) != (rate > 0)
     else:
         tol = probe.tolerance
         ex = tol.expect if tol is not None and not tol.relative else _ANY

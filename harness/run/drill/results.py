@@ -106,12 +106,18 @@ class DrillResult:
     duration_s: float = 0.0
     journal: str = ""  # the journal directory ("" without --journal)
     routing: str = ""
+    job_checks: tuple[tuple[str, bool], ...] = ()  # predicted beside observed job fates
+
+    @property
+    def job_mismatches(self) -> int:
+        """Jobs whose observed fate (crash, and when) is not the predicted one."""
+        return sum(bad for _, bad in self.job_checks)
 
     @property
     def mismatches(self) -> int:
         """Every disagreement of measurement and prediction: samples, events, expectations."""
         return (sum(p.mismatches for p in self.probes) + sum(bool(e.mismatch) for e in self.events)
-                + sum(e.mismatch for e in self.expectations))  # fmt: skip
+                + sum(e.mismatch for e in self.expectations) + self.job_mismatches)  # fmt: skip
 
     @property
     def ok(self) -> bool:

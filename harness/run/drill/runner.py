@@ -25,6 +25,8 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from harness.backends.measurement import JobRun
+from harness.backends.measurement import MeasurePlan
 from harness.backends.protocol import Backend
 from harness.backends.signals import Stopped
 from harness.backends.signals import cleaning_up
@@ -41,6 +43,7 @@ from harness.run.drill.journal import Journal
 from harness.run.drill.journal import tool_versions
 from harness.run.drill.probes import record
 from harness.run.drill.probes import sample
+from harness.run.drill.results import TIME_TOLERANCE
 from harness.run.drill.results import DrillResult
 from harness.run.drill.results import EventRecord
 from harness.run.drill.results import ProbeRecord
@@ -54,6 +57,10 @@ from harness.scenario.drill_prepare import PreparedDrill
 from harness.scenario.drill_prepare import ResolvedEvent
 from harness.scenario.model import ExpectStep
 
+#: How late a real job is seen to stall or move again: a rank counts as moving while it
+#: iterated within the last second (the netns backend's RECENT_S), so a job_rate sample
+#: disagrees with the prediction only once the two differ for longer than this (and a period).
+JOB_WATCH_S = 1.0
 #: Probes sampled only once (their mode) are sampled at these moments.
 _GATE_MODES = ("before", "edge")
 _AFTER_MODES = ("after", "edge")
@@ -81,6 +88,11 @@ class _Run:
     since: dict[int, float] = field(default_factory=dict)  # abort rule -> crossed since
     settles: list[tuple[str, float]] = field(default_factory=list)
     recovering: bool = False  # in the recovery window: samples do not fail a probe
+    t0_wall: float | None = None  # the wall clock (monotonic) at drill t=0 (emulated backends)
+    runs: dict[str, JobRun] = field(default_factory=dict)  # the real jobs at the last look
+    rate_base: dict[str, list[float]] = field(default_factory=dict)  # baseline iterations/s
+    observed_crash: dict[str, float] = field(default_factory=dict)  # job -> drill time
+    disagree: dict[str, float] = field(default_factory=dict)  # job_rate probe -> since when
     on_event: Callable[[EventRecord], None] | None = None
 
     @property
@@ -92,6 +104,89 @@ class _Run:
     def wall(self) -> float:
         return time.monotonic() - self.wall0
 
+    @property
+    def emulated(self) -> bool:
+        """The backend runs in real time (its wait waits): the drill clock follows the wall."""
+        return self.session.backend.name != "model"
+
+    @property
+    def watches_jobs(self) -> bool:
+        """The backend runs the jobs for real: their fates are observed, not only predicted."""
+        return self.emulated and bool(self.session.jobs) and "jobs" in self.session.measures
+
+    def _sync(self) -> None:
+        """On an emulated backend, move the drill clock to the wall clock (a measurement, a
+        settle or an action took real time the clock has not counted yet)."""
+        if self.emulated and self.t0_wall is not None:
+            lag = (time.monotonic() - self.t0_wall) - self.t
+            if lag > 1e-3:
+                self.session.catch_up(lag)
+
+    def _wait(self, seconds: float) -> None:
+        """Let ``seconds`` of drill time pass (on an emulated backend: until the wall clock
+        is there, however long the work in between took)."""
+        if self.emulated and self.t0_wall is not None:
+            self._sync()
+            left = (self.t0_wall + self.t + seconds) - time.monotonic()
+            self.session.advance(max(0.0, min(seconds, left)))
+            self._sync()
+            return
+        self.session.advance(seconds)
+
+    def _watch(self) -> None:
+        """Look at the real jobs (at once, no window) and note the crashes observed."""
+        if not self.watches_jobs:
+            return
+        names = tuple(j.name for j in self.session.jobs)
+        got = self.session.backend.measure(MeasurePlan(jobs=names, job_now=True))
+        for run in got.jobs:
+            self.runs[run.name] = run
+            if not run.alive and run.ended in ("timeout", "error", "exited"):
+                if run.name not in self.observed_crash:
+                    at = (run.ended_at - self.t0_wall if run.ended_at is not None and
+                          self.t0_wall is not None else self.t)  # fmt: skip
+                    self.observed_crash[run.name] = at
+                    self.journal.write("observed", job=run.name, crashed_at=at,
+                                       ended=run.ended, detail=run.detail)  # fmt: skip
+            elif run.iterations_per_s and (self.t < 0 or run.name not in self.rate_base):
+                self.rate_base.setdefault(run.name, []).append(run.iterations_per_s)
+
+    def _rate(self, job: str) -> float | None:
+        """The real job's rate against its baseline (None: not measured, or in the baseline)."""
+        run = self.runs.get(job)
+        if run is None or self.t < 0:
+            return None
+        if not run.alive:
+            return 0.0
+        base = self.rate_base.get(job)
+        if not base or run.iterations_per_s is None:
+            return None
+        return run.iterations_per_s / (sum(base) / len(base))
+
+    def job_checks(self) -> tuple[tuple[str, bool], ...]:
+        """Each real job's observed fate beside the predicted one: a crash must be observed
+        where it is predicted, within 10 % of the job's timeout (at least 0.5 s: the watch's
+        resolution); a crash where none is predicted, or none where one is, is a mismatch."""
+        if not self.watches_jobs:
+            return ()
+        out = []
+        for f in self.session.timeline.fates:
+            pred, obs = f.crashed_at, self.observed_crash.get(f.name)
+            if pred is None and obs is None:
+                continue
+            if pred is None:
+                out.append((f"predicted: {f.name} keeps running; observed: it crashed at "
+                            f"t={obs:.3g} s", True))  # fmt: skip
+                continue
+            if obs is None:
+                out.append((f"predicted: {f.name} crashes at t={pred:.3g} s; observed: it kept "
+                            "running", True))  # fmt: skip
+                continue
+            bound = max(TIME_TOLERANCE * f.timeout, 0.5)
+            out.append((f"predicted: {f.name} crashes at t={pred:.3g} s; observed: it timed out "
+                        f"at t={obs:.3g} s", abs(obs - pred) > bound))  # fmt: skip
+        return tuple(out)
+
     # -- probes, aborts, the lever -------------------------------------------------------
     def _active(self, p: Probe) -> bool:
         if p.kind == "settle":
@@ -101,7 +196,14 @@ class _Run:
         return p.mode == "during-fault" and bool(self.applied)
 
     def _sample(self, p: Probe) -> None:
-        s = sample(self.session, p, self.t, self.series[p.name])
+        rate = self._rate(str(dict(p.args)["job"])) if p.kind == "job_rate" else None
+        s = sample(self.session, p, self.t, self.series[p.name], rate)
+        if p.kind == "job_rate":  # moving or not is seen only JOB_WATCH_S late
+            start = self.disagree.setdefault(p.name, self.t) if s.mismatch else None
+            if start is None:
+                self.disagree.pop(p.name, None)
+            elif self.t - start <= JOB_WATCH_S + p.every_s:
+                s = dataclasses.replace(s, mismatch=False)
         record(p, self.series[p.name], s, judge=not self.recovering)
         self.journal.write("sample", durable=False, probe=p.name, **s.to_json())
 
@@ -110,11 +212,15 @@ class _Run:
         drill = self.pd.drill
         for i, rule in enumerate(drill.abort):
             if rule.job_lost is not None:
-                lost = self.session.timeline.lost()
+                # where the backend runs the jobs their crash is observed, else predicted
+                lost = (list(self.observed_crash) if self.watches_jobs
+                        else self.session.timeline.lost())  # fmt: skip
                 if lost and (rule.job_lost == "any" or rule.job_lost in lost):
-                    who = rule.job_lost if rule.job_lost != "any" else ", ".join(lost)
-                    fate = self.session.timeline.fate(who.split(", ")[0])
-                    msg = f"abort ({rule.describe()}): {fate.describe()}"
+                    who = rule.job_lost if rule.job_lost != "any" else lost[0]
+                    fate = self.session.timeline.fate(who)
+                    seen = (f"observed: {who} crashed at t={self.observed_crash[who]:.3g} s; "
+                            f"predicted: " if who in self.observed_crash else "")  # fmt: skip
+                    msg = f"abort ({rule.describe()}): {seen}{fate.describe()}"
                     raise Abort(msg)
                 continue
             series = self.series[str(rule.probe)]
@@ -147,6 +253,7 @@ class _Run:
         """Let the drill clock reach ``until``, sampling the probes that fall due."""
         probes = [p for p in self.pd.drill.probes if self._active(p)]
         while True:
+            self._watch()
             self._check()
             if stop is not None and stop():
                 return
@@ -154,12 +261,16 @@ class _Run:
             nxt = min((d for d, _ in due), default=until + 1.0)
             if nxt > until + 1e-9:
                 break
-            self.session.advance(nxt - self.t)
+            self._wait(nxt - self.t)
             for d, p in due:
                 if d <= nxt + 1e-9:
                     self._sample(p)
-                    self.due[p.name] = d + p.every_s
-        self.session.advance(until - self.t)
+                    nd = d + p.every_s
+                    while nd <= self.t + 1e-9:  # behind (a slow action): skip, do not bunch
+                        nd += p.every_s
+                    self.due[p.name] = nd
+        self._wait(until - self.t)
+        self._watch()
         self._check()
 
     # -- actions ---------------------------------------------------------------------------
@@ -285,23 +396,30 @@ class _Run:
         tl = self.session.timeline  # the baseline runs before t=0
         self.session.timeline = dataclasses.replace(tl, now=start, sweep_start=start,
                                                     sweep_end=start)  # fmt: skip
+        self._watch()  # waits for the real jobs to be up, before the clock starts
+        self.t0_wall = time.monotonic() + drill.baseline_s
         for p in probes:
             self.due[p.name] = start
         t = start
         while True:
             due = [p for p in probes if self.due[p.name] <= t + 1e-9]
+            self._watch()
             for p in due:
                 s = sample(self.session, p, self.t, self.series[p.name])
                 self.series[p.name].samples.append(s)
                 self.journal.write("sample", durable=False, probe=p.name, phase="baseline",
                                    **s.to_json())  # fmt: skip
-                self.due[p.name] = self.due[p.name] + p.every_s
+                nd = self.due[p.name] + p.every_s
+                while nd <= self.t + 1e-9:  # behind: skip, do not bunch
+                    nd += p.every_s
+                self.due[p.name] = nd
             nxt = min((self.due[p.name] for p in probes), default=0.0)
             if nxt >= -1e-9 or not probes:
                 break
-            self.session.advance(nxt - self.t)
+            self._wait(nxt - self.t)
             t = nxt
-        self.session.advance(-self.t)
+        self._wait(-self.t)
+        self._watch()
         for p in probes:
             vals = [s.value for s in self.series[p.name].samples if s.value is not None]
             self.series[p.name].baseline = sum(vals) / len(vals) if vals else None
@@ -428,6 +546,7 @@ def run_drill(
             raise BackendError(refusal)
         lever.register(run_id, scenario.name)
     run: _Run | None = None
+    checks: tuple[tuple[str, bool], ...] = ()
     try:
         with backend:
             backend.apply(fabric, pd.prepared.jobs, routing=routing)
@@ -477,6 +596,7 @@ def run_drill(
             events = run.events
             fates = tuple(f.describe() for f in session.timeline.fates)
             probes = run.probe_records()
+            checks = run.job_checks()
     finally:
         if lever is not None:
             lever.unregister(run_id)
@@ -487,7 +607,7 @@ def run_drill(
     result = DrillResult(
         scenario.name, str(scenario.where.path or ""), backend.name, status, tuple(events),
         probes, tuple(rollback), expectations, reason, recovered, fates, dry_run,
-        time.monotonic() - wall0, str(journal_dir or ""), routing.describe(),
+        time.monotonic() - wall0, str(journal_dir or ""), routing.describe(), checks,
     )  # fmt: skip
     if result.mismatches and status in ("passed", "failed"):
         result = _with_status(result, "mismatch")
