@@ -30,7 +30,7 @@ def event_line(e: EventRecord | dict[str, Any]) -> str:
     line = (f"t={d['actual_s']:.4g} s{planned} {d['action']} {d['fault']} [{d['label']}]: "
             f"{d['status']}")  # fmt: skip
     if d.get("settle_s"):
-        line += f", settles in {d['settle_s']:.3g} s"
+        line += f", settles in {d['settle_s']:.2f} s"
     if d.get("guard", "").startswith("refused"):
         line += f" ({d['guard']})"
     if d.get("mismatch"):
@@ -84,7 +84,7 @@ def _body(  # noqa: PLR0917 -- one journal's parts, from a result or a saved doc
     for r in rollback:
         console.print(f"  rollback: {event_line(r)}", highlight=False, markup=False)
     if recovered is not None:
-        console.print(f"  recovered {recovered:g} s after the last restore", highlight=False,
+        console.print(f"  recovered {recovered:.2f} s after the last restore", highlight=False,
                       markup=False)  # fmt: skip
     for name, expected, observed, ok in expectations:
         mark = "ok" if ok else "FAILED"
