@@ -27,6 +27,7 @@ from harness.run.drill.results import TIME_TOLERANCE
 from harness.run.drill.results import DrillResult
 from harness.run.drill.runner import drill_unsupported
 from harness.run.drill.runner import run_drill
+from harness.scenario.drill_prepare import PreparedDrill
 from harness.scenario.drill_prepare import prepare_drill
 from harness.scenario.load import load_text
 from harness.scenario.model import Scenario
@@ -47,6 +48,13 @@ def configure_drill(p: argparse.ArgumentParser) -> None:
     p.add_argument("--journal", type=Path, metavar="DIR",
                    help="write DIR/journal.jsonl (per event) and DIR/journal.json (at the end); "
                    "with several drills, DIR/NAME/ each")  # fmt: skip
+    p.add_argument(
+        "--report",
+        type=Path,
+        metavar="DIR",
+        help="also write an HTML page: DIR/index.html (the probes over time, faults "
+        "shaded, predicted against observed crash times, every action)",
+    )
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--junit-xml", type=Path, metavar="FILE", help="also write a JUnit XML file")
     p.add_argument("--replay", type=Path, metavar="JOURNAL",
@@ -86,6 +94,7 @@ def cmd_drill(args: argparse.Namespace) -> int:
     console = stdout_console()
     lever = None if args.dry_run else HaltLever()
     results: list[DrillResult] = []
+    documents: list[tuple[DrillResult, dict[str, Any]]] = []
     for scenario in drills:
         if not args.dry_run and args.backend not in scenario.backends:
             print_note(f"skipped {scenario.name}: runs on {', '.join(scenario.backends)}, "
@@ -111,6 +120,7 @@ def cmd_drill(args: argparse.Namespace) -> int:
             on_event=None if args.json else lambda e: print_event(console, e),
         )  # fmt: skip
         results.append(result)
+        documents.append((result, _document(result, pd, text or "")))
         if not args.json:
             print_drill(console, result)
     if args.json:
@@ -118,12 +128,26 @@ def cmd_drill(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     if args.junit_xml is not None:
         _write_junit(results, args.junit_xml)
+    if args.report is not None and results:
+        from harness.cli.common import wrote_report
+        from harness.reporting.html import write_drill_report
+
+        wrote_report(write_drill_report([d for _, d in documents], args.report))
     if not results:
         msg = f"nothing ran: no drill runs on backend {backend_name}"
         raise ScenarioError(msg)
     if any(r.status == "error" for r in results):
         return EXIT_BAD_INPUT if all(r.status == "error" for r in results) else EXIT_FAILED
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
+
+
+def _document(r: DrillResult, pd: PreparedDrill, source: str) -> dict[str, Any]:
+    """The result as its journal document (what --report draws), in JSON types."""
+    from harness.run.drill.document import journal_document
+
+    doc = journal_document(r, pd, "", {}, source)
+    loaded: dict[str, Any] = json.loads(json.dumps(doc, default=str))
+    return loaded
 
 
 def _summary(r: DrillResult) -> dict[str, Any]:

@@ -26,8 +26,9 @@ COMMANDS: dict[str, list[str]] = {
     "audit": ["audit", f"{DUMPS}/rail2x2_wrong_rail.ibnetdiscover",
               "--design", "docs/examples/rail2x2.yaml"],
     "audit-inferred": ["audit", f"{DUMPS}/prod_hdr_broken.ibnetdiscover"],
+    "drill": ["drill", "scenarios/drill-leaf-loss.yaml", "scenarios/drill-hung-spine-bgp.yaml"],
 }  # fmt: skip
-EXIT = {"risk": 0, "sweep": 0, "run": 0, "audit": 1, "audit-inferred": 1}
+EXIT = {"risk": 0, "sweep": 0, "run": 0, "audit": 1, "audit-inferred": 1, "drill": 0}
 
 
 def make_report(kind: str, out: Path) -> Path:

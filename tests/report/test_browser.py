@@ -139,6 +139,19 @@ def test_run_report(chromium: Any, tmp_path: Path) -> None:
     assert "lost 1 of 10 jobs: su04" in check.text
 
 
+def test_drill_report(chromium: Any, tmp_path: Path) -> None:
+    check = _load(chromium, make_report("drill", tmp_path / "drill"), tmp_path, "drill")
+    assert check.report == "drill"
+    assert check.verdict == "passed"
+    assert len(check.images) == 3  # one timeline per drill
+    for name in ("drill-leaf-loss", "drill-hung-spine-bgp-without-bfd",
+                 "drill-hung-spine-bgp-with-bfd"):  # fmt: skip
+        assert name in check.text
+    assert "aborted as the drill expects" in check.text
+    assert "refused: the model predicts it breaks jobs_lost 0" in check.text
+    assert "killed su01/leaf-r1" in check.text
+
+
 def test_run_report_shows_a_failed_expectation(chromium: Any, tmp_path: Path) -> None:
     from harness.cli import main
 

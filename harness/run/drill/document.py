@@ -61,6 +61,7 @@ def journal_document(
                          for e in result.expectations],
         "fates": list(result.fates), "source": source_text,
         "jobs_observed": [{"check": text, "mismatch": bad} for text, bad in result.job_checks],
+        "crashes": [{"job": j, "predicted_s": p, "observed_s": o} for j, p, o in result.crashes],
     }  # fmt: skip
 
 

@@ -107,6 +107,7 @@ class DrillResult:
     journal: str = ""  # the journal directory ("" without --journal)
     routing: str = ""
     job_checks: tuple[tuple[str, bool], ...] = ()  # predicted beside observed job fates
+    crashes: tuple[tuple[str, float | None, float | None], ...] = ()  # job, predicted, observed
 
     @property
     def job_mismatches(self) -> int:

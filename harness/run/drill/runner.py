@@ -547,6 +547,7 @@ def run_drill(
         lever.register(run_id, scenario.name)
     run: _Run | None = None
     checks: tuple[tuple[str, bool], ...] = ()
+    crashes: tuple[tuple[str, float | None, float | None], ...] = ()
     try:
         with backend:
             backend.apply(fabric, pd.prepared.jobs, routing=routing)
@@ -597,6 +598,10 @@ def run_drill(
             fates = tuple(f.describe() for f in session.timeline.fates)
             probes = run.probe_records()
             checks = run.job_checks()
+            seen = run.observed_crash
+            crashes = tuple((f.name, f.crashed_at, seen.get(f.name))
+                            for f in session.timeline.fates
+                            if f.crashed_at is not None or f.name in seen)  # fmt: skip
     finally:
         if lever is not None:
             lever.unregister(run_id)
@@ -607,7 +612,7 @@ def run_drill(
     result = DrillResult(
         scenario.name, str(scenario.where.path or ""), backend.name, status, tuple(events),
         probes, tuple(rollback), expectations, reason, recovered, fates, dry_run,
-        time.monotonic() - wall0, str(journal_dir or ""), routing.describe(), checks,
+        time.monotonic() - wall0, str(journal_dir or ""), routing.describe(), checks, crashes,
     )  # fmt: skip
     if result.mismatches and status in ("passed", "failed"):
         result = _with_status(result, "mismatch")
