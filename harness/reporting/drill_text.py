@@ -22,6 +22,11 @@ _STYLE = {"passed": "green", "failed": "red", "mismatch": "magenta", "aborted": 
           "error": "red", "incomplete": "yellow"}  # fmt: skip
 
 
+def _hundredths(x: float) -> str:
+    """Seconds to the hundredth, without trailing zeros: ``1``, ``0.27``, ``0``."""
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
 def event_line(e: EventRecord | dict[str, Any]) -> str:
     """One action in a line: ``t=15 s (planned 15) inject drained spine-02: applied``."""
     d = e.to_json() if isinstance(e, EventRecord) else e
@@ -30,7 +35,7 @@ def event_line(e: EventRecord | dict[str, Any]) -> str:
     line = (f"t={d['actual_s']:.4g} s{planned} {d['action']} {d['fault']} [{d['label']}]: "
             f"{d['status']}")  # fmt: skip
     if d.get("settle_s"):
-        line += f", settles in {d['settle_s']:.2f} s"
+        line += f", settles in {_hundredths(d['settle_s'])} s"
     if d.get("guard", "").startswith("refused"):
         line += f" ({d['guard']})"
     if d.get("mismatch"):
@@ -84,7 +89,7 @@ def _body(  # noqa: PLR0917 -- one journal's parts, from a result or a saved doc
     for r in rollback:
         console.print(f"  rollback: {event_line(r)}", highlight=False, markup=False)
     if recovered is not None:
-        console.print(f"  recovered {recovered:.2f} s after the last restore", highlight=False,
+        console.print(f"  recovered {_hundredths(recovered)} s after the last restore", highlight=False,
                       markup=False)  # fmt: skip
     for name, expected, observed, ok in expectations:
         mark = "ok" if ok else "FAILED"
