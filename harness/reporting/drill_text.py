@@ -89,8 +89,8 @@ def _body(  # noqa: PLR0917 -- one journal's parts, from a result or a saved doc
     for r in rollback:
         console.print(f"  rollback: {event_line(r)}", highlight=False, markup=False)
     if recovered is not None:
-        console.print(f"  recovered {_hundredths(recovered)} s after the last restore", highlight=False,
-                      markup=False)  # fmt: skip
+        console.print(f"  recovered {_hundredths(recovered)} s after the last restore",
+                      highlight=False, markup=False)  # fmt: skip
     for name, expected, observed, ok in expectations:
         mark = "ok" if ok else "FAILED"
         console.print(f"  expect {name} {expected}: {observed} {mark}", highlight=False,

@@ -192,7 +192,8 @@ class IbsimBackend(ClosesOnSignals):
             if self.jobs is None:
                 msg = f"ibsim backend: no job {', '.join(plan.jobs)} was started"
                 raise BackendError(msg)
-            runs = tuple(self.jobs.run(name) for name in plan.jobs)
+            look = self.jobs.peek if plan.job_now else self.jobs.run
+            runs = tuple(look(name) for name in plan.jobs)
         return Measurements(
             self.name,
             probes,

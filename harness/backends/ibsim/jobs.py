@@ -70,6 +70,7 @@ class _Fate:
     stalled_why: str = ""
     crashed: str = ""  # why it crashed (until restarted)
     crashed_after: float = 0.0  # seconds it was stalled when it crashed
+    crashed_at: float | None = None  # when (the clock's), if known
     last_stall: float = 0.0  # the last stall it lived through
 
 
@@ -160,8 +161,10 @@ class TableJobs:
         self._crossing = set()
 
     def _ended(self, fate: _Fate, stalled: float, why: str) -> None:
+        since = fate.stalled_since
         fate.stalled_since, fate.last_stall = None, stalled
         if stall_crashes(stalled, fate.job.timeout):
+            fate.crashed_at = None if since is None else since + fate.job.timeout
             fate.crashed = (
                 f"stalled {stalled:.3f} s until OpenSM's new tables ({why}), not shorter than "
                 f"its timeout {fate.job.timeout:.4g} s"
@@ -188,6 +191,32 @@ class TableJobs:
             detail = f"stalled {fate.last_stall:.3f} s by the last reroute it crossed; {detail}"
         return JobRun(name, True, detail=detail)
 
+    def peek(self, name: str) -> JobRun:
+        """The job now, without watching it (a drill looks often): crashed once it has had no
+        route for its timeout on the clock, not alive while it has none, else alive."""
+        fate = self.fates[name]
+        now = self._clock()
+        since = fate.stalled_since
+        if not fate.crashed and since is not None and stall_crashes(now - since, fate.job.timeout):
+            fate.crashed = (f"{fate.stalled_why}; no route for its timeout "
+                            f"{fate.job.timeout:.4g} s")  # fmt: skip
+            fate.crashed_after, fate.crashed_at = fate.job.timeout, since + fate.job.timeout
+            fate.stalled_since = None
+        if fate.crashed:
+            why = f"{fate.crashed}; {_SOURCE}"
+            return JobRun(name, False, ended="timeout", seconds=fate.crashed_after, detail=why,
+                          ended_at=fate.crashed_at)  # fmt: skip
+        if since is not None:
+            return JobRun(
+                name,
+                False,
+                None,
+                "running",
+                now - since,
+                f"no route since {now - since:.2f} s ({fate.stalled_why}); {_SOURCE}",
+            )
+        return JobRun(name, True, detail=f"every NIC pair routed; {_SOURCE}")
+
     def restart(self, names: Iterable[str]) -> None:
         """Crashed jobs start again where the tables route all their NIC pairs now."""
         routes = self._routes()
@@ -195,6 +224,7 @@ class TableJobs:
             fate = self.fates[name]
             if fate.crashed and self._broken(routes, fate) is None:
                 fate.crashed, fate.crashed_after, fate.last_stall = "", 0.0, 0.0
+                fate.crashed_at = None
 
     # -- the tables -------------------------------------------------------------------------
     def _broken(self, routes: Routes, fate: _Fate) -> str | None:

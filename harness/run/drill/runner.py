@@ -160,7 +160,7 @@ class _Run:
             return 0.0
         base = self.rate_base.get(job)
         if not base or run.iterations_per_s is None:
-            return None
+            return 1.0  # moving, at a rate not (yet) known: an emulation without a real job
         return run.iterations_per_s / (sum(base) / len(base))
 
     def job_checks(self) -> tuple[tuple[str, bool], ...]:
