@@ -34,6 +34,7 @@ from harness.observations.budget import parse_budget
 from harness.observations.expect import Expect
 from harness.observations.registry import OBSERVATIONS
 from harness.scenario.drill_events import expand
+from harness.scenario.drill_model import JOB_PROBES
 from harness.scenario.drill_model import OUTCOMES
 from harness.scenario.drill_model import PROBE_KINDS
 from harness.scenario.drill_model import PROBE_MODES
@@ -101,6 +102,7 @@ ABORT_KEYS = tuple(RawAbort.__annotations__)
 KIND_ARGS: dict[str, tuple[str, ...]] = {
     "reachability": ("sample",),
     "job_rate": ("job",),
+    "job_ratio": ("job", "control"),
     "settle": (),
 }
 #: The least probe period: a sample more often than this measures the prober, not the fabric.
@@ -235,17 +237,21 @@ class DrillChecker(StepChecker):
         if kind in OBSERVATIONS:
             self.arguments(OBSERVATIONS[kind], args, path)
             self.context(OBSERVATIONS[kind], args, path)
-        elif kind == "job_rate":
-            if "job" not in args:
-                self.add("a job_rate probe names its job: job: NAME", path, key=True)
-            elif self._jobs:
-                named = [j.name for j in self._jobs if not j.per_su]
-                per_su = any(j.per_su for j in self._jobs)
-                job = args["job"]
-                if job not in named and not (per_su and isinstance(job, str)
-                                             and job.startswith("su")):  # fmt: skip
-                    self.add(f"job_rate: no job named {job!r}{did_you_mean(str(job), named)}",
-                             (*path, "job"))  # fmt: skip
+        elif kind in JOB_PROBES:
+            for key in JOB_PROBES[kind]:
+                if key not in args:
+                    self.add(f"a {kind} probe names its {key}: {key}: JOB", path, key=True)
+                elif self._jobs:
+                    named = [j.name for j in self._jobs if not j.per_su]
+                    per_su = any(j.per_su for j in self._jobs)
+                    job = args[key]
+                    if job not in named and not (per_su and isinstance(job, str)
+                                                 and job.startswith("su")):  # fmt: skip
+                        self.add(f"{kind}: no job named {job!r}{did_you_mean(str(job), named)}",
+                                 (*path, key))  # fmt: skip
+            if kind == "job_ratio" and args.get("job") == args.get("control"):
+                self.add("job_ratio compares two jobs: the control must be another job",
+                         (*path, "control"))  # fmt: skip
         elif kind == "reachability" and "sample" in args:
             s = args["sample"]
             if isinstance(s, bool) or not isinstance(s, int) or s < 1:

@@ -29,6 +29,8 @@ from harness.errors import ScenarioError
 from harness.faults.fault import AppliedFault
 from harness.scenario.drill_events import DrillEvent
 from harness.scenario.drill_events import expand
+from harness.scenario.drill_model import JOB_PROBES
+from harness.scenario.drill_model import PROBE_KINDS
 from harness.scenario.drill_model import Drill
 from harness.scenario.model import Expectation
 from harness.scenario.model import ExpectStep
@@ -68,7 +70,7 @@ def probe_expectations(drill: Drill) -> list[Expectation]:
 
     out = []
     for p in drill.probes:
-        if p.kind in ("reachability", "job_rate", "settle"):
+        if p.kind in PROBE_KINDS:
             continue
         ex = p.tolerance.expect if p.tolerance is not None and not p.tolerance.relative else None
         out.append(Expectation(p.kind, ex or Expect.parse(">= -1e300"), p.args, p.where))
@@ -105,12 +107,14 @@ def prepare_drill(scenario: Scenario) -> PreparedDrill:
         check_expectations(ExpectStep(tuple(checks)), fabric, prepared.jobs, problems)
     jobs = {j.name for j in prepared.jobs}
     for p in drill.probes:
-        job = dict(p.args).get("job")
-        if p.kind == "job_rate" and job not in jobs:
-            problems.append(Problem(
-                f"probe {p.name}: no job named {job!r} (jobs: {', '.join(sorted(jobs)) or 'none'})",
-                p.where.path, p.where.line, p.where.column,
-            ))  # fmt: skip
+        for key in JOB_PROBES.get(p.kind, ()):
+            job = dict(p.args).get(key)
+            if job not in jobs:
+                problems.append(Problem(
+                    f"probe {p.name}: no job named {job!r} "
+                    f"(jobs: {', '.join(sorted(jobs)) or 'none'})",
+                    p.where.path, p.where.line, p.where.column,
+                ))  # fmt: skip
     for rule in drill.abort:
         if rule.job_lost not in (None, "any") and rule.job_lost not in jobs:
             problems.append(Problem(

@@ -242,3 +242,39 @@ def test_any_timeline_ends_with_every_fault_restored_and_replays_identically(bod
     one = json.loads(json.dumps(journal_document(r, pd, "a", {}), default=str))
     two = json.loads(json.dumps(journal_document(again, pd, "b", {}), default=str))
     assert predicted_half(one) == predicted_half(two)
+
+
+def test_a_control_job_cancels_what_slows_both_and_shows_what_hits_one() -> None:
+    head = """\
+fabric:
+  generator: two-tier
+  params: {sus: 2, nodes_per_su: 2, spines: 4, leaf_radix: 8, storage: false}
+jobs:
+  - {name: experiment, nodes: ["su01/node01", "su02/node01"], timeout: 10s}
+  - {name: control, nodes: ["su01/node02", "su02/node02"], timeout: 10s}
+"""
+    body = """\
+        time_limit: 1m
+        probes:
+          - {name: ratio, probe: job_ratio, job: experiment, control: control, every: 500ms}
+        timeline:
+          - {at: 0s, inject: {kill: spine-01}, hold: 2s}
+          - {at: 3s, inject: {kill: spine-02}, hold: 2s}
+          - {at: 6s, inject: {kill: spine-03}, hold: 2s}
+          - {at: 9s, inject: {cut: "su01/node01/nic0:1--su01/leaf-r0:1"}, hold: 2s}
+    """
+    r = _run(drill(body, head=head))
+    ratio = {round(s.t, 2): s.predicted for s in r.probes[0].samples}
+    # the tables send the experiment's flows over spine-01, the control's over spine-02,
+    # neither over spine-03: each kill stalls whose flows it carried, for the 1 s reroute
+    assert ratio[0.5] == 0.0  # only the experiment stalls
+    assert ratio[3.5] is None  # only the control: nothing to compare against
+    assert ratio[6.5] == 1.0  # neither
+    assert ratio[9.5] == 0.0  # the experiment's own cable
+    assert ratio[2.5] == ratio[5.5] == 1.0  # both back
+    import pytest
+
+    from harness.errors import ScenarioError
+
+    with pytest.raises(ScenarioError, match="the control must be another job"):
+        drill(body.replace("control: control", "control: experiment"), head=head)

@@ -7,8 +7,10 @@ measured where the backend can measure it); the drill's own kinds are read
 from the model: ``reachability`` is the fraction of GPU pairs that reach each
 other (PXN allowed), ``job_rate`` a job's bus bandwidth against the healthy
 fabric's, 0 while it is stalled (cut off, or waiting for a reroute or a link to
-come up) and once it has crashed; ``settle`` is judged per action (the seconds
-the backend took to converge, or the model's reroute window).
+come up) and once it has crashed, ``job_ratio`` one job's rate over a control job's
+(Netflix ChAP: an experiment and a control compared at the same moment, so what
+moves both -- a busy host, a slow emulation -- cancels); ``settle`` is judged per
+action (the seconds the backend took to converge, or the model's reroute window).
 """
 
 from __future__ import annotations
@@ -63,8 +65,12 @@ def sample(
     mismatch = False
     if probe.kind == "reachability":
         predicted = reachability(session)
-    elif probe.kind == "job_rate":
-        predicted = job_rate(session, str(dict(probe.args)["job"]))
+    elif probe.kind in ("job_rate", "job_ratio"):
+        args = dict(probe.args)
+        predicted = job_rate(session, str(args["job"]))
+        if probe.kind == "job_ratio":  # the experiment over the control, at the same moment
+            control = job_rate(session, str(args["control"]))
+            predicted = predicted / control if control > 0 else None
         measured = rate
         if rate is not None and predicted is not None:
             # moving against stalled is a disagreement; how fast is the job's own business

@@ -52,6 +52,7 @@ from harness.run.drill.results import Series
 from harness.run.scenario import unsupported
 from harness.run.scenario import unsupported_routing
 from harness.run.session import RunSession
+from harness.scenario.drill_model import JOB_PROBES
 from harness.scenario.drill_model import Probe
 from harness.scenario.drill_prepare import PreparedDrill
 from harness.scenario.drill_prepare import ResolvedEvent
@@ -195,10 +196,19 @@ class _Run:
             return True
         return p.mode == "during-fault" and bool(self.applied)
 
+    def _measured(self, p: Probe) -> float | None:
+        """A job probe's measured value: the real job's rate (over the control's)."""
+        args = dict(p.args)
+        rate = self._rate(str(args["job"]))
+        if p.kind == "job_rate" or rate is None:
+            return rate
+        control = self._rate(str(args["control"]))
+        return rate / control if control else None
+
     def _sample(self, p: Probe) -> None:
-        rate = self._rate(str(dict(p.args)["job"])) if p.kind == "job_rate" else None
+        rate = self._measured(p) if p.kind in JOB_PROBES else None
         s = sample(self.session, p, self.t, self.series[p.name], rate)
-        if p.kind == "job_rate":  # moving or not is seen only JOB_WATCH_S late
+        if p.kind in JOB_PROBES:  # moving or not is seen only JOB_WATCH_S late
             start = self.disagree.setdefault(p.name, self.t) if s.mismatch else None
             if start is None:
                 self.disagree.pop(p.name, None)
@@ -236,7 +246,7 @@ class _Run:
             if self.t - start >= rule.for_s - 1e-9:
                 msg = (
                     f"abort ({rule.describe()}): {rule.probe} was {v:.4g} "
-                    f"from t={start:g} s to t={self.t:g} s"
+                    f"from t={start:.4g} s to t={self.t:.4g} s"
                 )
                 raise Abort(msg)  # fmt: skip
         if self.lever is not None:
