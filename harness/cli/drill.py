@@ -95,11 +95,11 @@ def cmd_drill(args: argparse.Namespace) -> int:
     lever = None if args.dry_run else HaltLever()
     results: list[DrillResult] = []
     documents: list[tuple[DrillResult, dict[str, Any]]] = []
+    for scenario in [s for s in drills if not args.dry_run and args.backend not in s.backends]:
+        print_note(f"skipped {scenario.name}: runs on {', '.join(scenario.backends)}, "
+                   f"not on backend {args.backend}")  # fmt: skip
+    drills = [s for s in drills if args.dry_run or args.backend in s.backends]
     for scenario in drills:
-        if not args.dry_run and args.backend not in scenario.backends:
-            print_note(f"skipped {scenario.name}: runs on {', '.join(scenario.backends)}, "
-                       f"not on backend {args.backend}")  # fmt: skip
-            continue
         pd = prepare_drill(scenario)
         backend = make_backend(backend_name)
         why = drill_unsupported(pd, backend)

@@ -592,15 +592,21 @@ def run_drill(
                         expectations = res.expectations
             except Abort as err:
                 status, reason = "aborted", str(err)
-                journal.write("abort", reason=reason, t=run.t, wall_s=run.wall)
+                journal.write(
+                    "abort", reason=reason, t=run.t, wall_s=run.wall, monotonic=time.monotonic()
+                )
             except (KeyboardInterrupt, Stopped) as err:
                 interrupted = err
                 name = "SIGINT" if isinstance(err, KeyboardInterrupt) else err.signame
                 status, reason = "aborted", f"interrupted by {name}"
-                journal.write("abort", reason=reason, t=run.t, wall_s=run.wall)
+                journal.write(
+                    "abort", reason=reason, t=run.t, wall_s=run.wall, monotonic=time.monotonic()
+                )
             except HarnessError as err:
                 status, reason = "error", str(err)
-                journal.write("abort", reason=reason, t=run.t, wall_s=run.wall)
+                journal.write(
+                    "abort", reason=reason, t=run.t, wall_s=run.wall, monotonic=time.monotonic()
+                )
             finally:
                 with cleaning_up():
                     rollback = run.rollback()
