@@ -278,3 +278,48 @@ jobs:
 
     with pytest.raises(ScenarioError, match="the control must be another job"):
         drill(body.replace("control: control", "control: experiment"), head=head)
+
+
+def test_an_abort_on_a_measured_probe_stops_within_a_period_and_an_action() -> None:
+    """A fake backend measures a link the model says is up as dark from t=4 s on: the
+    abort on that probe fires on the measurement, one period later at most."""
+    import dataclasses
+
+    from harness.backends.measurement import LinkState
+    from harness.backends.measurement import Measurements
+    from harness.backends.measurement import MeasurePlan
+
+    link = "su01/leaf-r0:5--spine-01:1"
+
+    class Dark(ModelBackend):
+        name = "fake-measuring"
+        clock = 0.0
+
+        def wait(self, seconds: float) -> None:
+            super().wait(seconds)
+            self.clock += seconds
+
+        def measure(self, plan: MeasurePlan) -> Measurements:
+            m = super().measure(plan)
+            if self.clock < 4.0 - 1e-9:
+                return m
+            dark = tuple(LinkState(x.link, False, 0.0) if x.link == link else x
+                         for x in m.links)  # fmt: skip
+            return dataclasses.replace(m, links=dark)
+
+    s = drill(f"""\
+        time_limit: 1m
+        probes:
+          - {{name: up, probe: link_gbps, link: "{link}", every: 300ms}}
+        abort:
+          - {{probe: up, below: 1}}
+        timeline:
+          - {{at: 1s, inject: {{drain: spine-02}}, hold: 20s}}
+    """)
+    r = _run(s, Dark())
+    assert r.status == "aborted"
+    assert r.rollback[0].actual_s <= 4.0 + 0.3 + 1e-9  # within one period of the darkness
+    assert r.mismatches > 0  # measured otherwise than predicted: a finding, counted
+    dark = [x for x in r.probes[0].samples if x.measured == 0.0]
+    assert dark
+    assert all(x.predicted and x.predicted > 0 for x in dark)
