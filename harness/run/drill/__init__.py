@@ -16,6 +16,10 @@ Modules:
               backend's.
 ``results``   What a drill run records: probe samples, events with prediction beside
               observation, the rollback, and the verdict (pure).
+``verdict``   A drill's verdict: from its probes, expectations, refusals and recovery, and
+              against the outcome it declares (pure).
+``watch``     The drill clock on the wall clock, and the real jobs looked at without a
+              watch window.
 ``runner``    One drill's run: baseline, gate, the timed method under continuous probes,
               abort, the recovery window, the final expectations, and a rollback that always
               runs.

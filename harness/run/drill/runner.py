@@ -25,8 +25,6 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from harness.backends.measurement import JobRun
-from harness.backends.measurement import MeasurePlan
 from harness.backends.protocol import Backend
 from harness.backends.signals import Stopped
 from harness.backends.signals import cleaning_up
@@ -43,12 +41,15 @@ from harness.run.drill.journal import Journal
 from harness.run.drill.journal import tool_versions
 from harness.run.drill.probes import record
 from harness.run.drill.probes import sample
-from harness.run.drill.results import TIME_TOLERANCE
 from harness.run.drill.results import DrillResult
 from harness.run.drill.results import EventRecord
 from harness.run.drill.results import ProbeRecord
 from harness.run.drill.results import Sample
 from harness.run.drill.results import Series
+from harness.run.drill.verdict import declared
+from harness.run.drill.verdict import verdict
+from harness.run.drill.verdict import with_status
+from harness.run.drill.watch import Watch
 from harness.run.scenario import unsupported
 from harness.run.scenario import unsupported_routing
 from harness.run.session import RunSession
@@ -89,12 +90,12 @@ class _Run:
     since: dict[int, float] = field(default_factory=dict)  # abort rule -> crossed since
     settles: list[tuple[str, float]] = field(default_factory=list)
     recovering: bool = False  # in the recovery window: samples do not fail a probe
-    t0_wall: float | None = None  # the wall clock (monotonic) at drill t=0 (emulated backends)
-    runs: dict[str, JobRun] = field(default_factory=dict)  # the real jobs at the last look
-    rate_base: dict[str, list[float]] = field(default_factory=dict)  # baseline iterations/s
-    observed_crash: dict[str, float] = field(default_factory=dict)  # job -> drill time
     disagree: dict[str, float] = field(default_factory=dict)  # job_rate probe -> since when
     on_event: Callable[[EventRecord], None] | None = None
+    watch: Watch = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.watch = Watch(self.session, self.journal)
 
     @property
     def t(self) -> float:
@@ -104,89 +105,6 @@ class _Run:
     @property
     def wall(self) -> float:
         return time.monotonic() - self.wall0
-
-    @property
-    def emulated(self) -> bool:
-        """The backend runs in real time (its wait waits): the drill clock follows the wall."""
-        return self.session.backend.name != "model"
-
-    @property
-    def watches_jobs(self) -> bool:
-        """The backend runs the jobs for real: their fates are observed, not only predicted."""
-        return self.emulated and bool(self.session.jobs) and "jobs" in self.session.measures
-
-    def _sync(self) -> None:
-        """On an emulated backend, move the drill clock to the wall clock (a measurement, a
-        settle or an action took real time the clock has not counted yet)."""
-        if self.emulated and self.t0_wall is not None:
-            lag = (time.monotonic() - self.t0_wall) - self.t
-            if lag > 1e-3:
-                self.session.catch_up(lag)
-
-    def _wait(self, seconds: float) -> None:
-        """Let ``seconds`` of drill time pass (on an emulated backend: until the wall clock
-        is there, however long the work in between took)."""
-        if self.emulated and self.t0_wall is not None:
-            self._sync()
-            left = (self.t0_wall + self.t + seconds) - time.monotonic()
-            self.session.advance(max(0.0, min(seconds, left)))
-            self._sync()
-            return
-        self.session.advance(seconds)
-
-    def _watch(self) -> None:
-        """Look at the real jobs (at once, no window) and note the crashes observed."""
-        if not self.watches_jobs:
-            return
-        names = tuple(j.name for j in self.session.jobs)
-        got = self.session.backend.measure(MeasurePlan(jobs=names, job_now=True))
-        for run in got.jobs:
-            self.runs[run.name] = run
-            if not run.alive and run.ended in ("timeout", "error", "exited"):
-                if run.name not in self.observed_crash:
-                    at = (run.ended_at - self.t0_wall if run.ended_at is not None and
-                          self.t0_wall is not None else self.t)  # fmt: skip
-                    self.observed_crash[run.name] = at
-                    self.journal.write("observed", job=run.name, crashed_at=at,
-                                       ended=run.ended, detail=run.detail)  # fmt: skip
-            elif run.iterations_per_s and (self.t < 0 or run.name not in self.rate_base):
-                self.rate_base.setdefault(run.name, []).append(run.iterations_per_s)
-
-    def _rate(self, job: str) -> float | None:
-        """The real job's rate against its baseline (None: not measured, or in the baseline)."""
-        run = self.runs.get(job)
-        if run is None or self.t < 0:
-            return None
-        if not run.alive:
-            return 0.0
-        base = self.rate_base.get(job)
-        if not base or run.iterations_per_s is None:
-            return 1.0  # moving, at a rate not (yet) known: an emulation without a real job
-        return run.iterations_per_s / (sum(base) / len(base))
-
-    def job_checks(self) -> tuple[tuple[str, bool], ...]:
-        """Each real job's observed fate beside the predicted one: a crash must be observed
-        where it is predicted, within 10 % of the job's timeout (at least 0.5 s: the watch's
-        resolution); a crash where none is predicted, or none where one is, is a mismatch."""
-        if not self.watches_jobs:
-            return ()
-        out = []
-        for f in self.session.timeline.fates:
-            pred, obs = f.crashed_at, self.observed_crash.get(f.name)
-            if pred is None and obs is None:
-                continue
-            if pred is None:
-                out.append((f"predicted: {f.name} keeps running; observed: it crashed at "
-                            f"t={obs:.3g} s", True))  # fmt: skip
-                continue
-            if obs is None:
-                out.append((f"predicted: {f.name} crashes at t={pred:.3g} s; observed: it kept "
-                            "running", True))  # fmt: skip
-                continue
-            bound = max(TIME_TOLERANCE * f.timeout, 0.5)
-            out.append((f"predicted: {f.name} crashes at t={pred:.3g} s; observed: it timed out "
-                        f"at t={obs:.3g} s", abs(obs - pred) > bound))  # fmt: skip
-        return tuple(out)
 
     # -- probes, aborts, the lever -------------------------------------------------------
     def _active(self, p: Probe) -> bool:
@@ -199,10 +117,10 @@ class _Run:
     def _measured(self, p: Probe) -> float | None:
         """A job probe's measured value: the real job's rate (over the control's)."""
         args = dict(p.args)
-        rate = self._rate(str(args["job"]))
+        rate = self.watch.rate(str(args["job"]))
         if p.kind == "job_rate" or rate is None:
             return rate
-        control = self._rate(str(args["control"]))
+        control = self.watch.rate(str(args["control"]))
         return rate / control if control else None
 
     def _sample(self, p: Probe) -> None:
@@ -223,13 +141,13 @@ class _Run:
         for i, rule in enumerate(drill.abort):
             if rule.job_lost is not None:
                 # where the backend runs the jobs their crash is observed, else predicted
-                lost = (list(self.observed_crash) if self.watches_jobs
+                lost = (list(self.watch.observed_crash) if self.watch.watches_jobs
                         else self.session.timeline.lost())  # fmt: skip
                 if lost and (rule.job_lost == "any" or rule.job_lost in lost):
                     who = rule.job_lost if rule.job_lost != "any" else lost[0]
                     fate = self.session.timeline.fate(who)
-                    seen = (f"observed: {who} crashed at t={self.observed_crash[who]:.3g} s; "
-                            f"predicted: " if who in self.observed_crash else "")  # fmt: skip
+                    seen = (f"observed: {who} crashed at t={self.watch.observed_crash[who]:.3g} s; "
+                            f"predicted: " if who in self.watch.observed_crash else "")  # fmt: skip
                     msg = f"abort ({rule.describe()}): {seen}{fate.describe()}"
                     raise Abort(msg)
                 continue
@@ -263,7 +181,7 @@ class _Run:
         """Let the drill clock reach ``until``, sampling the probes that fall due."""
         probes = [p for p in self.pd.drill.probes if self._active(p)]
         while True:
-            self._watch()
+            self.watch.look()
             self._check()
             if stop is not None and stop():
                 return
@@ -271,7 +189,7 @@ class _Run:
             nxt = min((d for d, _ in due), default=until + 1.0)
             if nxt > until + 1e-9:
                 break
-            self._wait(nxt - self.t)
+            self.watch.wait(nxt - self.t)
             for d, p in due:
                 if d <= nxt + 1e-9:
                     self._sample(p)
@@ -279,8 +197,8 @@ class _Run:
                     while nd <= self.t + 1e-9:  # behind (a slow action): skip, do not bunch
                         nd += p.every_s
                     self.due[p.name] = nd
-        self._wait(until - self.t)
-        self._watch()
+        self.watch.wait(until - self.t)
+        self.watch.look()
         self._check()
 
     # -- actions ---------------------------------------------------------------------------
@@ -406,14 +324,14 @@ class _Run:
         tl = self.session.timeline  # the baseline runs before t=0
         self.session.timeline = dataclasses.replace(tl, now=start, sweep_start=start,
                                                     sweep_end=start)  # fmt: skip
-        self._watch()  # waits for the real jobs to be up, before the clock starts
-        self.t0_wall = time.monotonic() + drill.baseline_s
+        self.watch.look()  # waits for the real jobs to be up, before the clock starts
+        self.watch.t0_wall = time.monotonic() + drill.baseline_s
         for p in probes:
             self.due[p.name] = start
         t = start
         while True:
             due = [p for p in probes if self.due[p.name] <= t + 1e-9]
-            self._watch()
+            self.watch.look()
             for p in due:
                 s = sample(self.session, p, self.t, self.series[p.name])
                 self.series[p.name].samples.append(s)
@@ -426,10 +344,10 @@ class _Run:
             nxt = min((self.due[p.name] for p in probes), default=0.0)
             if nxt >= -1e-9 or not probes:
                 break
-            self._wait(nxt - self.t)
+            self.watch.wait(nxt - self.t)
             t = nxt
-        self._wait(-self.t)
-        self._watch()
+        self.watch.wait(-self.t)
+        self.watch.look()
         for p in probes:
             vals = [s.value for s in self.series[p.name].samples if s.value is not None]
             self.series[p.name].baseline = sum(vals) / len(vals) if vals else None
@@ -613,8 +531,8 @@ def run_drill(
             events = run.events
             fates = tuple(f.describe() for f in session.timeline.fates)
             probes = run.probe_records()
-            checks = run.job_checks()
-            seen = run.observed_crash
+            checks = run.watch.checks()
+            seen = run.watch.observed_crash
             crashes = tuple((f.name, f.crashed_at, seen.get(f.name))
                             for f in session.timeline.fates
                             if f.crashed_at is not None or f.name in seen)  # fmt: skip
@@ -622,16 +540,16 @@ def run_drill(
         if lever is not None:
             lever.unregister(run_id)
     if status == "passed":
-        status, reason = _verdict(probes, expectations, recovered, pd.drill.recover_within_s,
+        status, reason = verdict(probes, expectations, recovered, pd.drill.recover_within_s,
                                   pd.drill.probes, events)  # fmt: skip
-    status, reason = _declared(pd.drill.outcome, status, reason)
+    status, reason = declared(pd.drill.outcome, status, reason)
     result = DrillResult(
         scenario.name, str(scenario.where.path or ""), backend.name, status, tuple(events),
         probes, tuple(rollback), expectations, reason, recovered, fates, dry_run,
         time.monotonic() - wall0, str(journal_dir or ""), routing.describe(), checks, crashes,
     )  # fmt: skip
     if result.mismatches and status in ("passed", "failed"):
-        result = _with_status(result, "mismatch")
+        result = with_status(result, "mismatch")
     from harness.run.drill.document import journal_document
 
     journal.write("end", status=result.status, reason=result.reason)
@@ -639,40 +557,3 @@ def run_drill(
     if interrupted is not None:
         raise interrupted
     return result
-
-
-def _with_status(result: DrillResult, status: str) -> DrillResult:
-    return dataclasses.replace(result, status=status)
-
-
-def _declared(outcome: str, status: str, reason: str) -> tuple[str, str]:
-    """The status against the drill's declared ``outcome`` (passed unless it says)."""
-    if outcome == "passed" or status in ("error", "mismatch"):
-        return status, reason
-    if status == outcome:
-        return "passed", f"{outcome} as the drill expects: {reason}"
-    return "failed", (f"the drill expects to end {outcome}, it ended {status}"
-                      + (f": {reason}" if reason else ""))  # fmt: skip
-
-
-def _verdict(  # noqa: PLR0917 -- the parts of one run the verdict reads
-    probes: tuple[ProbeRecord, ...],
-    expectations: tuple[Any, ...],
-    recovered: float | None,
-    window: float,
-    specs: tuple[Probe, ...],
-    events: list[EventRecord],
-) -> tuple[str, str]:
-    refused = [e for e in events if e.status == "refused"]
-    if refused:
-        return "failed", "; ".join(f"{e.label}: {e.guard}" for e in refused)
-    bad = [p for p in probes if p.verdict == "failed"]
-    if bad:
-        return "failed", "; ".join(p.why or f"{p.name} failed" for p in bad)
-    wrong = [e for e in expectations if not e.passed]
-    if wrong:
-        return "failed", "; ".join(f"{e.observation}: expected {e.expected}, got {e.observed}"
-                                   for e in wrong)  # fmt: skip
-    if any(p.mode == "continuous" for p in specs) and recovered is None:
-        return "failed", f"the steady state did not hold again within {window:g} s"
-    return "passed", ""
