@@ -323,3 +323,38 @@ def test_an_abort_on_a_measured_probe_stops_within_a_period_and_an_action() -> N
     dark = [x for x in r.probes[0].samples if x.measured == 0.0]
     assert dark
     assert all(x.predicted and x.predicted > 0 for x in dark)
+
+
+def test_the_time_limit_on_the_wall_clock_aborts_and_a_gone_object_is_recorded() -> None:
+    """An emulated backend whose settle takes real time overruns the drill's time limit:
+    the drill aborts and rolls back; a fault whose object is already gone when it is
+    reverted is recorded as gone, not as an error."""
+    import time
+
+    from harness.errors import BackendError
+    from harness.faults.fault import AppliedFault
+
+    class Slow(ModelBackend):
+        name = "slow-emulation"
+
+        def settle(self, timeout: float) -> float:
+            time.sleep(0.6)
+            return 0.6
+
+        def revert(self, fault: AppliedFault) -> None:
+            if fault.fault.kind.value == "kill":
+                msg = "slow-emulation: namespace of spine-02 is gone (no such namespace)"
+                raise BackendError(msg)
+            super().revert(fault)
+
+    s = drill("""\
+        time_limit: 1s
+        timeline:
+          - {at: 0s, inject: {kill: spine-02}, hold: 300ms, as: k}
+          - {at: 100ms, inject: {drain: spine-01}, hold: 800ms, as: d}
+    """)
+    r = _run(s, Slow())
+    assert r.status == "aborted"
+    assert r.reason == "time_limit reached (1 s)"
+    # both settles (0.6 s each) were done when the clock passed 1 s: both rolled back
+    assert [(e.label, e.status) for e in r.rollback] == [("d", "rolled back"), ("k", "gone")]

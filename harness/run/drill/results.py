@@ -77,6 +77,8 @@ class EventRecord:
     guard: str = ""  # the guard's verdict (inject)
     mismatch: str = ""  # prediction and observation disagree: how
     wall_s: float = 0.0  # wall clock since the drill started
+    outage_s: float | None = None  # inject: the model's outage bound (reroute + a probe period)
+    expected_failures: tuple[tuple[str, int], ...] = ()  # per probe, until the next action
 
     def to_json(self) -> dict[str, Any]:
         """The event as JSON."""
@@ -84,7 +86,8 @@ class EventRecord:
                 "wall_s": round(self.wall_s, 6), "action": self.action, "label": self.label,
                 "fault": self.fault, "status": self.status, "settle_s": self.settle_s,
                 "predicted": list(self.predicted), "observed": list(self.observed),
-                "guard": self.guard, "mismatch": self.mismatch}  # fmt: skip
+                "guard": self.guard, "mismatch": self.mismatch, "outage_s": self.outage_s,
+                "expected_failures": dict(self.expected_failures)}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -172,7 +172,10 @@ class _Run:
             if why is not None:
                 msg = f"halted by {why}"
                 raise Abort(msg)
-        elapsed = max(self.wall, self.t + drill.baseline_s)
+        # from the baseline's start (an emulation's bring-up and preflight do not count)
+        t0 = self.watch.t0_wall
+        wall = time.monotonic() - t0 + drill.baseline_s if t0 is not None else 0.0
+        elapsed = max(wall, self.t + drill.baseline_s)
         if elapsed > drill.time_limit_s + 1e-9:
             msg = f"time_limit reached ({drill.time_limit_s:g} s)"
             raise Abort(msg)
@@ -232,10 +235,14 @@ class _Run:
             step_settle = self._inject(e.label, r.applied)
             settle = step_settle if self.session.backend.name != "model" else predicted_settle
             self.settles.append((e.label, settle))
+            period = max((p.every_s for p in self.pd.drill.probes if p.kind != "settle"),
+                         default=0.0)  # fmt: skip
             self._log(EventRecord(e.at_s, self.t, "inject", e.label, text, "applied",
                                   settle, self._fates(), guard=guard,
                                   mismatch=self._settle_mismatch(predicted_settle, step_settle),
-                                  wall_s=self.wall))  # fmt: skip
+                                  wall_s=self.wall,
+                                  outage_s=predicted_settle + period if predicted_settle else None,
+                                  ))  # fmt: skip
             return
         if e.label in self.refused:
             self._log(EventRecord(e.at_s, self.t, "restore", e.label, text, "skipped",
@@ -395,6 +402,27 @@ class _Run:
             if p.mode in _AFTER_MODES and p.kind != "settle":
                 self._sample(p)
 
+    def expected(self) -> list[EventRecord]:
+        """The events, each inject with how many samples of each probe the model expected out
+        of tolerance until the next action (its predicted values judged as the samples were)."""
+        out = []
+        times = [e.actual_s for e in self.events] + [float("inf")]
+        for i, e in enumerate(self.events):
+            if e.action != "inject" or e.status != "applied":
+                out.append(e)
+                continue
+            counts = []
+            for p in self.pd.drill.probes:
+                if p.tolerance is None or p.kind == "settle":
+                    continue
+                base = self.series[p.name].baseline
+                n = sum(1 for x in self.series[p.name].samples
+                        if times[i] < x.t <= times[i + 1] and x.predicted is not None
+                        and not p.tolerance.check(x.predicted, base))  # fmt: skip
+                counts.append((p.name, n))
+            out.append(dataclasses.replace(e, expected_failures=tuple(counts)))
+        return out
+
     def probe_records(self) -> tuple[ProbeRecord, ...]:
         out = []
         for p in self.pd.drill.probes:
@@ -528,7 +556,7 @@ def run_drill(
             finally:
                 with cleaning_up():
                     rollback = run.rollback()
-            events = run.events
+            events = run.expected()
             fates = tuple(f.describe() for f in session.timeline.fates)
             probes = run.probe_records()
             checks = run.watch.checks()
