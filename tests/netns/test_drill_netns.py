@@ -61,3 +61,7 @@ def test_the_leaf_loss_drill_aborts_at_the_observed_crash(
     assert lever.running() == []
     assert runs
     assert_host_like(host, sorted(set(runs)))
+    # the model, replayed at the netns run's own action and abort times, predicts it all again
+    from harness.cli import main
+
+    assert main(["drill", "--replay", str(tmp_path / "j")]) == 0

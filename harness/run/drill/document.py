@@ -62,11 +62,17 @@ def journal_document(
         "fates": list(result.fates), "source": source_text,
         "jobs_observed": [{"check": text, "mismatch": bad} for text, bad in result.job_checks],
         "crashes": [{"job": j, "predicted_s": p, "observed_s": o} for j, p, o in result.crashes],
+        "abort": None if result.abort is None else {"t": result.abort[0],
+                                                    "reason": result.abort[1]},
     }  # fmt: skip
 
 
-def predicted_half(doc: dict[str, Any]) -> dict[str, Any]:
-    """The part of a journal the model alone decides (a replay must give it again)."""
+def predicted_half(doc: dict[str, Any], *, probes: bool = True) -> dict[str, Any]:
+    """The part of a journal the model alone decides (a replay must give it again); without
+    ``probes`` (an emulated run, sampled when the wall clock allowed) the probes' series are
+    left out."""
+    if not probes:
+        return {k: v for k, v in predicted_half(doc).items() if k != "probes"}
     return {
         "resolved": doc.get("resolved", []),
         "events": [{k: e.get(k) for k in ("planned_s", "action", "label", "fault", "status",

@@ -111,6 +111,7 @@ class DrillResult:
     routing: str = ""
     job_checks: tuple[tuple[str, bool], ...] = ()  # predicted beside observed job fates
     crashes: tuple[tuple[str, float | None, float | None], ...] = ()  # job, predicted, observed
+    abort: tuple[float, str] | None = None  # when the method was stopped, and why (as said)
 
     @property
     def job_mismatches(self) -> int:

@@ -20,6 +20,7 @@ import dataclasses
 import time
 import uuid
 from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -92,6 +93,7 @@ class _Run:
     recovering: bool = False  # in the recovery window: samples do not fail a probe
     disagree: dict[str, float] = field(default_factory=dict)  # job_rate probe -> since when
     on_event: Callable[[EventRecord], None] | None = None
+    replayed_abort: tuple[float, str] | None = None  # a replay: the run's own abort
     watch: Watch = field(init=False)
 
     def __post_init__(self) -> None:
@@ -136,9 +138,14 @@ class _Run:
         self.journal.write("sample", durable=False, probe=p.name, **s.to_json())
 
     def _check(self) -> None:
-        """Abort rules, the halt lever and the time limit, now."""
+        """Abort rules, the halt lever and the time limit, now (a replay: the run's own abort,
+        when it came, instead of the rules: it was observed)."""
         drill = self.pd.drill
-        for i, rule in enumerate(drill.abort):
+        if self.replayed_abort is not None:
+            at, said = self.replayed_abort
+            if self.t >= at - 1e-9:
+                raise Abort(said)
+        for i, rule in enumerate(() if self.replayed_abort is not None else drill.abort):
             if rule.job_lost is not None:
                 # where the backend runs the jobs their crash is observed, else predicted
                 lost = (list(self.watch.observed_crash) if self.watch.watches_jobs
@@ -181,7 +188,10 @@ class _Run:
             raise Abort(msg)
 
     def advance_to(self, until: float, *, stop: Callable[[], bool] | None = None) -> None:
-        """Let the drill clock reach ``until``, sampling the probes that fall due."""
+        """Let the drill clock reach ``until``, sampling the probes that fall due (a replay stops
+        at the run's own abort, to the instant)."""
+        if self.replayed_abort is not None and self.replayed_abort[0] < until:
+            self.advance_to(self.replayed_abort[0], stop=stop)  # raises Abort there
         probes = [p for p in self.pd.drill.probes if self._active(p)]
         while True:
             self.watch.look()
@@ -469,12 +479,17 @@ def run_drill(
     dry_run: bool = False,
     on_event: Callable[[EventRecord], None] | None = None,
     source_text: str = "",
+    at: Mapping[tuple[str, str], float] | None = None,
+    abort_at: tuple[float, str] | None = None,
 ) -> DrillResult:
     """Run one prepared drill on ``backend`` (entered here); the result, also journaled.
 
     ``lever``: the halt lever to register with (None: the drill cannot be halted from
     outside, as in a ``--dry-run``).  Signals propagate after the rollback (the CLI maps
-    them to exit codes); the journal then says ``aborted``.
+    them to exit codes); the journal then says ``aborted``.  ``at``: (label, action) -> the
+    drill time to do that event at instead of its planned one, and ``abort_at``: when (and
+    why) to stop the method instead of the abort rules (a replay of an emulated run: its
+    actions happened when the backend had settled, its abort when it was observed).
     """
     scenario = pd.scenario
     fabric = pd.prepared.fabric
@@ -504,6 +519,7 @@ def run_drill(
     run: _Run | None = None
     checks: tuple[tuple[str, bool], ...] = ()
     crashes: tuple[tuple[str, float | None, float | None], ...] = ()
+    stopped: tuple[float, str] | None = None
     try:
         with backend:
             backend.apply(fabric, pd.prepared.jobs, routing=routing)
@@ -518,6 +534,7 @@ def run_drill(
                 wall0,
                 {p.name: Series(p.name) for p in pd.drill.probes},
                 on_event=on_event,
+                replayed_abort=abort_at,
             )
             rules = parse_budget(pd.drill.guard) if pd.drill.guard else ()
             try:
@@ -528,7 +545,8 @@ def run_drill(
                     status = "failed"
                 else:
                     for r in pd.events:
-                        run.advance_to(r.event.at_s)
+                        e = r.event
+                        run.advance_to(at.get((e.label, e.action), e.at_s) if at else e.at_s)
                         run.act(r, rules)
                     if pd.drill.recover_within_s or pd.drill.probes:
                         recovered = run.recover(pd.drill.recover_within_s)
@@ -538,6 +556,7 @@ def run_drill(
                         expectations = res.expectations
             except Abort as err:
                 status, reason = "aborted", str(err)
+                stopped = (run.t, reason)
                 journal.write(
                     "abort", reason=reason, t=run.t, wall_s=run.wall, monotonic=time.monotonic()
                 )
@@ -545,6 +564,7 @@ def run_drill(
                 interrupted = err
                 name = "SIGINT" if isinstance(err, KeyboardInterrupt) else err.signame
                 status, reason = "aborted", f"interrupted by {name}"
+                stopped = (run.t, reason)
                 journal.write(
                     "abort", reason=reason, t=run.t, wall_s=run.wall, monotonic=time.monotonic()
                 )
@@ -575,6 +595,7 @@ def run_drill(
         scenario.name, str(scenario.where.path or ""), backend.name, status, tuple(events),
         probes, tuple(rollback), expectations, reason, recovered, fates, dry_run,
         time.monotonic() - wall0, str(journal_dir or ""), routing.describe(), checks, crashes,
+        stopped,
     )  # fmt: skip
     if result.mismatches and status in ("passed", "failed"):
         result = with_status(result, "mismatch")
