@@ -40,8 +40,9 @@ def test_the_leaf_loss_drill_aborts_at_the_observed_crash(
         if be.emu is not None and be.emu.ledger is not None:
             runs.append(be.emu.ledger.run_id)
 
+    source = (REPO / "scenarios" / "drill-leaf-loss.yaml").read_text()
     r = run_drill(pd, be, routing=pd.prepared.routing, journal_dir=tmp_path / "j", lever=lever,
-                  on_event=seen)  # fmt: skip
+                  on_event=seen, source_text=source)  # fmt: skip
     assert r.status == "passed", r.reason  # it declares outcome: aborted
     assert r.reason.startswith("aborted as the drill expects: abort (train lost): observed:")
     assert r.mismatches == 0, (r.job_checks, [p.to_json() for p in r.probes])
