@@ -39,10 +39,13 @@ Modules:
              progress output, the ``--report`` argument, and routing from the ...
 ``emulate``  The commands on this host's network namespaces: ``harness emulate`` (bring a fabric
              up, take it down, list) and ``harness clean`` (remove what ...
+``imports``  Dumps on the command line: a FABRIC argument that is a topology dump, read as a
+             fabric.
 ``risk``     ``harness risk``: the blast radius of a change on a fabric and its N+1 margin.
 ``run``      The commands over scenario files: ``harness run`` (run them, report what survived)
              and ``harness validate`` (check them as run would, without ...
-``show``     ``harness show``: a fabric (a preset or a fabric file) in numbers, or the presets.
+``show``     ``harness show``: a fabric (a preset, a fabric file or a dump) in numbers, or the
+             presets.
 ``sweep``    ``harness sweep``: every single (and paired) failure of a fabric, ranked.
 """
 

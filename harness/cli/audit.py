@@ -18,9 +18,10 @@ from harness.cli.common import jobs_of
 from harness.cli.common import progress_bar
 from harness.cli.common import stdout_console
 from harness.cli.common import wrote_report
+from harness.cli.imports import fabric_or_dump
+from harness.cli.imports import print_warnings
 from harness.errors import BackendError
 from harness.fabric.jobs import resolve_jobs
-from harness.fabric.resolve import fabric_ref_for
 from harness.fabric.resolve import resolve_fabric
 from harness.fabric.routing import resolve
 from harness.planning.audit.faults import faults_from_audit
@@ -168,6 +169,7 @@ def _audit_regular(args: argparse.Namespace) -> int:
     )
     for line in audit.design.lines():
         console.print(f"  {line}", highlight=False, soft_wrap=True)
+    print_warnings(live)
     if audit.ok:
         console.print("[green]no departures from the inferred design[/]")
     else:
@@ -212,12 +214,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     from harness.exporters.graphml import to_graphml
     from harness.exporters.ibsim import to_ibsim_net
     from harness.exporters.slurm import to_slurm_topology
-    from harness.importers import load_dump
-    from harness.importers import sniff_format
 
-    dump = fabric_ref_for(args.fabric).file  # FABRIC's rule first: a bare name is a preset
-    is_dump = dump is not None and dump.is_file() and sniff_format(dump) is not None
-    fabric = load_dump(dump) if dump is not None and is_dump else resolve_fabric(args.fabric)
+    fabric = fabric_or_dump(args.fabric)  # FABRIC's rule first: a bare name is a preset
     try:
         if args.fmt == "slurm":
             args.output.write_text(to_slurm_topology(fabric) + "\n", encoding="utf-8")

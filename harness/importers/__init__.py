@@ -86,6 +86,7 @@ from harness.importers.nvsmi import load_nvidia_smi_topo
 from harness.importers.rules import InferenceRules
 from harness.importers.simai import load_simai
 from harness.importers.simai import simai_ids
+from harness.importers.text import dump_name
 from harness.importers.text import read_text
 
 DumpFormat = Literal["ibnetdiscover", "simai", "containerlab", "nvidia-smi", "nccl-topo", "netq"]
@@ -118,7 +119,7 @@ def sniff_format(path: str | Path, text: str | None = None) -> DumpFormat | None
     p = str(path)
     if text is None:
         text = read_text(p, "dump")
-    name = Path(p).name.lower()
+    name = dump_name(p).lower()
     head = text.lstrip()[:4096]
     if name.endswith((".clab.yml", ".clab.yaml")):
         return "containerlab"
