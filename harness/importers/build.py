@@ -32,6 +32,7 @@ from harness.importers.inference import leaf_rails
 from harness.importers.inference import leaf_sus
 from harness.importers.inference import named_hosts
 from harness.importers.names import clean_id
+from harness.importers.names import is_name
 from harness.importers.names import natural_key
 from harness.importers.records import RawNetwork
 from harness.importers.records import problem_at
@@ -199,9 +200,16 @@ def build_network(
     descs = Counter(clean_id(s.desc) for s in net.switches)
     taken = set(host_eid.values())
     sw_eid: dict[str, str] = {}
+    nameless = [sw for sw in net.switches if sw.eid is None and not is_name(sw.desc)]
+    if nameless:
+        notes.append(
+            f"{len(nameless)} switch(es) carry no name (description {nameless[0].desc!r}"
+            + (" and the like" if len({sw.desc for sw in nameless}) > 1 else "")
+            + "): known by their node ids, roles from the wiring"
+        )
     for sw in net.switches:
         eid = sw.eid or clean_id(sw.desc)
-        if sw.eid is None and (descs[eid] > 1 or eid in taken):
+        if sw.eid is None and (descs[eid] > 1 or eid in taken or not is_name(sw.desc)):
             eid = clean_id(sw.key)
         if eid in taken:
             msg = (

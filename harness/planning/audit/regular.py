@@ -61,15 +61,17 @@ class RegularDesign:
     servers_per_group: int
     hcas_per_server: int
     rail_optimized: bool
+    rules: tuple[str, ...] = ()  # which name and wiring rules were applied, and why, in words
 
     def lines(self) -> list[str]:
-        """The inferred design in words, two lines."""
+        """The inferred design in words: two lines, then one per rule (``rule: ...``)."""
         return [
             f"{self.groups} group(s) x {len(self.rails)} rail(s) "
             f"({'rail-optimized' if self.rail_optimized else 'not rail-optimized'}), "
             f"{self.servers_per_group} server(s) per group with {self.hcas_per_server} HCA(s) each",
             f"{self.spines} spine(s), {self.cables_per_pair} cable(s) per leaf-spine pair, "
             f"{self.uplinks_per_leaf} uplink(s) per leaf to the spines present",
+            *(f"rule: {r}" for r in self.rules),
         ]
 
 
@@ -111,7 +113,7 @@ class RegularAudit:
                 "groups": d.groups, "rails": list(d.rails), "spines": d.spines,
                 "cables_per_pair": d.cables_per_pair, "uplinks_per_leaf": d.uplinks_per_leaf,
                 "servers_per_group": d.servers_per_group, "hcas_per_server": d.hcas_per_server,
-                "rail_optimized": d.rail_optimized,
+                "rail_optimized": d.rail_optimized, "rules": list(d.rules),
             },
             "departures": [
                 {"kind": x.kind, "subject": x.subject, "text": x.text,
@@ -163,26 +165,62 @@ def _view(f: Fabric) -> _View:
                  tuple(uplinks))  # fmt: skip
 
 
-def _spine_gaps(f: Fabric, spines: tuple[int, ...]) -> list[str]:
-    """Names missing from the spines' numbering (``...-01``, ``...-03`` -> ``...-02``)."""
+_TRAILING_NUMBER = re.compile(r"(\d+)(\D*)$")
+_GUID_ID = re.compile(r"^(?:[SHR]-)?(?:0x)?[0-9a-fA-F]{8,16}$")
+"""An element id that is a node GUID (``S-2c5eab0300c20040``): the dump named no switch."""
+
+
+def _spine_gaps(f: Fabric, spines: tuple[int, ...]) -> tuple[list[str], str]:
+    """Names missing from the spines' numbering (``...-01``, ``...-03`` -> ``...-02``), and why.
+
+    The rule applies only when the names are a numbering: no id is a node
+    GUID, every spine's name is one template with a trailing decimal number
+    (``A10-P1-IBSPINE-NN``), and the gaps are fewer than the spines present (a
+    name scheme with more holes than members is no scheme).  The second value
+    says in words whether the rule was used and why.
+    """
+    ids = [f.ids[s] for s in spines]
+    if len(ids) < 2:
+        return [], f"spine numbering not used: {len(ids)} spine(s), nothing to number"
+    guids = sum(1 for i in ids if _GUID_ID.match(i))
+    if guids:
+        who = "the spines are" if guids == len(ids) else f"{guids} of {len(ids)} spines are"
+        return [], (
+            f"spine numbering not used: {who} known by node GUIDs only (their "
+            "descriptions name no switch)"
+        )
     numbered: dict[int, str] = {}
-    for s in spines:
-        m = re.search(r"(\d+)(\D*)$", f.ids[s])
+    templates: set[tuple[str, str]] = set()
+    for i in ids:
+        m = _TRAILING_NUMBER.search(i)
         if m is None:
-            return []
-        numbered[int(m.group(1))] = f.ids[s]
-    if len(numbered) < 2:
-        return []
-    out: list[str] = []
+            return [], f"spine numbering not used: {i!r} carries no number"
+        numbered[int(m.group(1))] = i
+        templates.add((i[: m.start(1)], m.group(2)))
+    if len(templates) > 1:
+        shown = ", ".join(sorted(repr(i) for i in ids)[:3])
+        return [], f"spine numbering not used: the spines' names share no scheme ({shown}, ...)"
+    if len(numbered) < len(ids):
+        return [], "spine numbering not used: two spines carry the same number"
     nums = sorted(numbered)
+    holes = (nums[-1] - nums[0] + 1) - len(nums)
+    if holes >= len(nums):
+        return [], (
+            f"spine numbering not used: numbers {nums[0]}..{nums[-1]} would leave {holes} gaps "
+            f"among {len(nums)} spines (not a numbering)"
+        )
+    out: list[str] = []
     for lo, hi in itertools.pairwise(nums):
         for n in range(lo + 1, hi):
             tmpl = numbered[lo]
-            m = re.search(r"(\d+)(\D*)$", tmpl)
+            m = _TRAILING_NUMBER.search(tmpl)
             assert m is not None
             digits = f"{n:0{len(m.group(1))}d}"
             out.append(tmpl[: m.start(1)] + digits + m.group(2))
-    return out
+    return out, (
+        f"spine numbering used: the {len(ids)} spines present are numbered "
+        f"{numbered[nums[0]]} .. {numbered[nums[-1]]} in one scheme (a gap is a missing spine)"
+    )
 
 
 def _port_holes(v: _View, cables_per_pair: int) -> list[tuple[int, int]]:
@@ -262,13 +300,19 @@ def _infer(f: Fabric, v: _View) -> tuple[RegularDesign, list[str], list[tuple[in
         len(_server_ports(_main_ports(f, v), groups)) if rail_optimized
         else _majority(per_group[g] for g in groups)
     )  # fmt: skip
-    gaps = _spine_gaps(f, v.spines)
+    gaps, numbering = _spine_gaps(f, v.spines)
     holes = _port_holes(v, cpp)
     missing = max(len(gaps), len(holes))
+    dark = (
+        f"dark uplink ports used: a run of {cpp} leaf port(s) dark on most leaves inside the "
+        "uplink port range is a missing spine (wiring)"
+        if v.uplinks
+        else "dark uplink ports not used: no leaf-spine cable"
+    )
     design = RegularDesign(
         groups=len(groups), rails=rails, spines=len(v.spines) + missing, cables_per_pair=cpp,
         uplinks_per_leaf=uplinks, servers_per_group=spg, hcas_per_server=hcas,
-        rail_optimized=rail_optimized,
+        rail_optimized=rail_optimized, rules=(numbering, dark),
     )  # fmt: skip
     return design, gaps, holes
 
