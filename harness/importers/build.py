@@ -65,6 +65,11 @@ def generic_node_template(rails: int, nic_ports: int, nic_gbps: float) -> NodeTe
     )
 
 
+MAX_NODE_NUMBER = 99_999
+"""The highest host-name number taken as a node number (larger ones are not a numbering)."""
+_HEX_RUN = re.compile(r"(?i)(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{8,}")
+
+
 def _trailing_int(text: str) -> int | None:
     m = re.search(r"(\d+)\D*$", text)
     return int(m.group(1)) if m else None
@@ -184,7 +189,11 @@ def build_network(
     for members in per_su.values():
         members.sort(key=natural_key)
         nums = [_trailing_int(h) or 0 for h in members]
-        use_names = min(nums) >= 1 and len(set(nums)) == len(nums)
+        # a number, not the digits of a GUID (``unnamed-H-e09d730300850000``)
+        use_names = (
+            min(nums) >= 1 and len(set(nums)) == len(nums) and max(nums) <= MAX_NODE_NUMBER
+            and not any(_HEX_RUN.search(h) for h in members)
+        )  # fmt: skip
         for i, hid in enumerate(members, start=1):
             node_of_host[hid] = nums[i - 1] if use_names else i
 

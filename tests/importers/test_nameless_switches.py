@@ -102,3 +102,19 @@ def test_a_vendor_default_description_is_no_name_even_when_unique(tmp_path: Path
     report = audit_regular(live)
     assert report.ok, report.lines()
     assert "1 of 4 spines are known by node GUIDs only" in report.design.lines()[2]
+
+
+def test_hcas_that_carry_no_name_read_without_error(tmp_path: Path) -> None:
+    # every HCA left at the ConnectX default: before, the GUID's digits became node
+    # numbers ("node 730300850000 > MAX_ID", exit 2)
+    hca = re.compile(
+        r'"(?:[ab]0\d-p1-dgx-[^"]*|(?:localhost|ubuntu) [^"]*|MT4129 ConnectX7 +[^"]*)"'
+    )
+    text = hca.sub('"MT25408 ConnectX Mellanox Technologies"', HEALTHY)
+    assert '"MT25408 ConnectX Mellanox Technologies"' in text
+    assert "dgx" not in text
+    live = load_dump(written(tmp_path, "unnamed.out", text))
+    assert len(live.nics) == 64
+    numbers = sorted(int(live.node_no[s]) for s in live.servers)
+    assert max(numbers) <= len(numbers)  # positions, not GUID digits
+    assert audit_regular(live).ok
