@@ -27,7 +27,10 @@ departs from it:
 ``port-mismatch``
     a server whose HCAs sit on different port numbers of its rail leaves;
 ``missing-server``
-    a group with fewer servers than the others, by the ports dark on all its leaves.
+    a group with fewer servers than the others, by the ports dark on all its leaves;
+``slow-link``
+    a cable slower or narrower than most cables of its kind (access, leaf-spine,
+    spine-core): :mod:`harness.planning.audit.rates`.
 
 A spine whose loss leaves no gap (the highest-numbered one, on the last
 uplink ports) cannot be told from a dump alone: audit against the design
@@ -47,6 +50,7 @@ from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.planning.audit.rates import slow_links
 
 
 @dataclass(frozen=True, slots=True)
@@ -481,4 +485,7 @@ def audit_regular(fabric: Fabric) -> RegularAudit:
                 f"group {_su(f, g)} has {present} of {design.servers_per_group} servers: "
                 f"port {', '.join(map(str, dark))} of its leaves dark",
             ))  # fmt: skip
+
+    # cables below the rate or width of their peers (same kind)
+    out += [Departure("slow-link", link, text) for link, _, text in slow_links(f)]
     return RegularAudit(design, tuple(out))
