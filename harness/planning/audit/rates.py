@@ -12,7 +12,7 @@ no departure.
 
 from __future__ import annotations
 
-from collections import Counter
+import numpy as np
 
 from harness.fabric.ib_rates import IB_LANE_GBPS
 from harness.fabric.ib_rates import IB_WIDTHS
@@ -39,28 +39,32 @@ def rate_text(gbps: float, lanes: int) -> str:
 
 
 def slow_links(f: Fabric) -> list[tuple[str, str, str]]:
-    """(link id, ``slow`` / ``narrow`` / both, one line for a person) per cable below its norm.
+    """(link id, ``slower`` / ``narrower`` / both, one line for a person) per cable below its norm.
 
     The norm of a kind is its most common (capacity, lanes); a kind with
     fewer than three cables has no norm.  Listed in link order.
     """
     out: list[tuple[str, str, str]] = []
     for kind, word in KIND_WORDS.items():
-        links = [int(i) for i in f.links_of_kind(kind).tolist()]
-        if len(links) < 3:
+        links = f.links_of_kind(kind)
+        if links.size < 3:
             continue
-        rates = Counter((float(f.link_capacity[i]), int(f.link_lanes[i])) for i in links)
-        (norm_gbps, norm_lanes), count = max(rates.items(), key=lambda kv: (kv[1], kv[0]))
-        if count <= len(links) / 2:
+        caps = f.link_capacity[links]
+        widths = f.link_lanes[links]
+        pairs, counts = np.unique(np.stack([caps, widths.astype(caps.dtype)]), axis=1,
+                                  return_counts=True)  # fmt: skip
+        best = max(range(counts.size), key=lambda k: (int(counts[k]), float(pairs[0, k])))
+        count = int(counts[best])
+        if count <= links.size / 2:
             continue  # no majority rate: no norm to fall below
+        norm_gbps, norm_lanes = float(pairs[0, best]), int(pairs[1, best])
         norm_lane = norm_gbps / max(norm_lanes, 1)
-        for i in links:
+        lane = caps / np.maximum(widths, 1)
+        below = (caps < norm_gbps) & ((lane < norm_lane - 1e-9) | (widths < norm_lanes))
+        for i in links[below].tolist():
             gbps, lanes = float(f.link_capacity[i]), int(f.link_lanes[i])
-            lane = gbps / max(lanes, 1)
-            why = [w for w, bad in (("slower", lane < norm_lane - 1e-9),
+            why = [w for w, bad in (("slower", gbps / max(lanes, 1) < norm_lane - 1e-9),
                                     ("narrower", lanes < norm_lanes)) if bad]  # fmt: skip
-            if not why or gbps >= norm_gbps:
-                continue
             a, b = int(f.link_a[i]), int(f.link_b[i])
             norm = rate_text(norm_gbps, norm_lanes)
             text = (
