@@ -25,5 +25,6 @@ Modules:
              each job.
 ``regular``  The design-free audit: the regular design a dump was meant to be, and its
              departures.
+``upper``    Missing cables above the leaves: spines with fewer core cables than their peers.
 ``state``    Audits of the state a change meets: the faults a ``--state`` argument names.
 """

@@ -17,6 +17,9 @@ departs from it:
     ``cables_per_pair`` ports per spine);
 ``leaf-uplinks``
     a leaf with fewer cables to the spines than its peers, by (leaf, spine);
+``spine-uplinks``
+    a spine with fewer cables to the cores than its peers (three tiers:
+    :mod:`harness.planning.audit.upper`);
 ``swapped-nics``
     two HCAs of one server, each on the other's rail leaf (one finding);
 ``wrong-rail``
@@ -51,6 +54,7 @@ from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
 from harness.planning.audit.rates import slow_links
+from harness.planning.audit.upper import spine_uplinks
 
 
 @dataclass(frozen=True, slots=True)
@@ -418,6 +422,10 @@ def audit_regular(fabric: Fabric) -> RegularAudit:
             f"leaf {name[leaf]} has {total} of {expect} uplinks: missing {what}",
             tuple(short),
         ))  # fmt: skip
+
+    # spines with fewer cables to the cores than their peers (three tiers)
+    out += [Departure("spine-uplinks", spine, text, detail)
+            for spine, text, detail in spine_uplinks(f)]  # fmt: skip
 
     # servers: rails, swaps, missing HCAs, ports
     nic_at: dict[int, tuple[int, int]] = {nic: (leaf, port) for nic, leaf, port in v.access}
