@@ -73,6 +73,8 @@ from harness.cli.emulate import cmd_clean
 from harness.cli.emulate import cmd_emulate
 from harness.cli.emulate import configure_clean
 from harness.cli.emulate import configure_emulate
+from harness.cli.imports import cmd_import
+from harness.cli.imports import configure_import
 from harness.cli.risk import cmd_risk
 from harness.cli.risk import configure_risk
 from harness.cli.run import cmd_run
@@ -117,6 +119,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "audit", "a live topology dump against the intended design", configure_audit, cmd_audit
     ),
+    Command("import", "write a topology dump as a fabric file", configure_import, cmd_import),
     Command(
         "export",
         "write a fabric for containerlab, ibsim or GraphML",

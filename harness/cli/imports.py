@@ -6,12 +6,19 @@ from their FABRIC argument: a preset or a fabric file as
 (``ibnetdiscover``, also gzip-compressed or a terminal capture; NetQ JSON, ...)
 read by :func:`~harness.importers.load_dump`.  The importer's warnings (lines
 it skipped) go to stderr, so a command's output stays what it was.
+``harness import DUMP -o FILE`` (:func:`cmd_import`) writes a dump's fabric as
+an explicit fabric file (:func:`harness.exporters.fabric_file.to_fabric_file`),
+its notes as comments on top.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
+from pathlib import Path
 
+from harness.cli.common import EXIT_OK
+from harness.errors import BackendError
 from harness.fabric.model import Fabric
 from harness.fabric.resolve import fabric_ref_for
 from harness.fabric.resolve import resolve_fabric
@@ -41,3 +48,38 @@ def fabric_or_dump(name: str) -> Fabric:
         print_warnings(fabric)
         return fabric
     return resolve_fabric(name)
+
+
+# -- harness import ---------------------------------------------------------------------
+def configure_import(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``harness import``."""
+    p.add_argument("dump", type=Path, metavar="DUMP",
+                   help="a topology dump (ibnetdiscover, also .gz or a terminal capture; NetQ "
+                        "JSON, containerlab, SimAI)")  # fmt: skip
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE",
+                   help="the fabric file to write (explicit form, YAML)")  # fmt: skip
+    p.add_argument("--format", dest="fmt", default=None, metavar="FORMAT",
+                   help="the dump format when it is not sniffed (ibnetdiscover, ...)")  # fmt: skip
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """``harness import``: a dump read into a fabric, written as a fabric file."""
+    from harness.exporters.fabric_file import to_fabric_file
+    from harness.importers import load_dump
+    from harness.importers import notes_of
+
+    fabric = load_dump(args.dump, args.fmt)
+    print_warnings(fabric)
+    notes = [n for n in notes_of(fabric) if not n.startswith("warning: ")]
+    header = "".join(f"# {line}\n" for line in (
+        f"imported from {args.dump} by harness import", *(f"note: {n}" for n in notes),
+    ))  # fmt: skip
+    try:
+        args.output.write_text(header + to_fabric_file(fabric), encoding="utf-8")
+    except OSError as err:
+        msg = f"cannot write {args.output}"
+        raise BackendError(msg, err) from err
+    s = fabric.summary()
+    print(f"wrote {fabric.name} to {args.output}: {s['nodes']} server(s), {s['leaves']} leaves, "
+          f"{s['spines']} spines, {s['cores']} cores, {s['cables']} cables")  # fmt: skip
+    return EXIT_OK
