@@ -18,8 +18,10 @@ from harness.cli.common import jobs_of
 from harness.cli.common import progress_bar
 from harness.cli.common import stdout_console
 from harness.cli.common import wrote_report
+from harness.cli.imports import add_names
 from harness.cli.imports import fabric_or_dump
 from harness.cli.imports import print_warnings
+from harness.cli.imports import rules_of
 from harness.errors import BackendError
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.resolve import resolve_fabric
@@ -52,6 +54,7 @@ def configure_audit(p: argparse.ArgumentParser) -> None:
         "regular design from the dump by majority and report the departures)",
     )
     p.add_argument("--format", dest="fmt", default=None, help="the dump's format (default: sniff)")
+    add_names(p)
     add_jobs(p, "jobs whose exposure to report (default per-su); as for harness risk --jobs")
     p.add_argument(
         "--budget",
@@ -77,7 +80,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         stage(0, 3)
         design = resolve_fabric(args.design)
         stage(1, 3)
-        live = load_dump(args.dump, args.fmt)
+        live = load_dump(args.dump, args.fmt, rules=rules_of(args))
         stage(2, 3)
         audit = diff_fabrics(live, design, ports=not args.no_ports)
         stage(3, 3)
@@ -149,7 +152,7 @@ def _audit_regular(args: argparse.Namespace) -> int:
     from harness.importers.build import notes_of
     from harness.planning.audit.regular import audit_regular
 
-    live = load_dump(args.dump, args.fmt)
+    live = load_dump(args.dump, args.fmt, rules=rules_of(args))
     audit = audit_regular(live)
     if args.report is not None:
         from harness.reporting.html import AuditInput

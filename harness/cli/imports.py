@@ -16,12 +16,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.cli.common import EXIT_OK
 from harness.errors import BackendError
 from harness.fabric.model import Fabric
 from harness.fabric.resolve import fabric_ref_for
 from harness.fabric.resolve import resolve_fabric
+
+if TYPE_CHECKING:
+    from harness.importers.rules import InferenceRules
 
 
 def print_warnings(fabric: Fabric) -> None:
@@ -60,6 +64,24 @@ def configure_import(p: argparse.ArgumentParser) -> None:
                    help="the fabric file to write (explicit form, YAML)")  # fmt: skip
     p.add_argument("--format", dest="fmt", default=None, metavar="FORMAT",
                    help="the dump format when it is not sniffed (ibnetdiscover, ...)")  # fmt: skip
+    add_names(p)
+
+
+def add_names(p: argparse.ArgumentParser) -> None:
+    """``--names FILE``: OpenSM's node-name-map, node GUID -> name, for ibnetdiscover dumps."""
+    p.add_argument("--names", type=Path, default=None, metavar="FILE",
+                   help="a node-name-map (OpenSM's format: 0x<guid> \"<name>\" a line) naming "
+                        "the nodes by GUID (HCAs without hostnames group by host)")  # fmt: skip
+
+
+def rules_of(args: argparse.Namespace) -> InferenceRules | None:
+    """The inference rules ``--names`` asks for (None: the defaults)."""
+    if getattr(args, "names", None) is None:
+        return None
+    from harness.importers.name_map import load_name_map
+    from harness.importers.rules import InferenceRules
+
+    return InferenceRules(node_names=load_name_map(args.names))
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -68,7 +90,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from harness.importers import load_dump
     from harness.importers import notes_of
 
-    fabric = load_dump(args.dump, args.fmt)
+    fabric = load_dump(args.dump, args.fmt, rules=rules_of(args))
     print_warnings(fabric)
     notes = [n for n in notes_of(fabric) if not n.startswith("warning: ")]
     header = "".join(f"# {line}\n" for line in (

@@ -40,6 +40,8 @@ Modules:
                    leaf rails.
 ``jobs``           ``--jobs``: the jobs file, or the scheduler's own view of the running jobs.
 ``kube_pods``      A saved ``kubectl get pods -o json``: training jobs as the pods that run them.
+``name_map``       Node name maps: OpenSM's ``node-name-map`` file, node GUID -> the name a site
+                   gave it.
 ``names``          Names in dumps: the sort order of numbered names, and element ids made from
                    free text.
 ``nccl``           NCCL topology XML (``NCCL_TOPO_FILE`` / ``NCCL_TOPO_DUMP_FILE``): one server.

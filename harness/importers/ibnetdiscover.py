@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 from harness.errors import Problem
@@ -399,6 +401,17 @@ def switch_name(desc: str) -> str:
     return m.group(1) if m else desc
 
 
+def named(topo: IbTopology, names: Mapping[int, str]) -> tuple[IbTopology, int]:
+    """``topo`` with the description of every node whose GUID ``names`` maps replaced."""
+    if not names:
+        return topo, 0
+    nodes = tuple(
+        replace(n, desc=names[n.guid]) if n.guid is not None and n.guid in names else n
+        for n in topo.nodes
+    )
+    return replace(topo, nodes=nodes), sum(1 for n in topo.nodes if n.guid in names)
+
+
 def raw_network(topo: IbTopology) -> RawNetwork:
     """The dump as switches, NICs and cables (each cable once, rate from either end).
 
@@ -460,9 +473,13 @@ def fabric_from_ibnetdiscover(
     topo: IbTopology, rules: InferenceRules | None = None, *, name: str | None = None
 ) -> Fabric:
     """Infer a :class:`Fabric` from a parsed dump (see ``docs/importers.md``)."""
-    fabric, _ = build_network(
-        raw_network(topo), rules or InferenceRules(), name=name or Path(dump_name(topo.path)).stem
-    )
+    rules = rules or InferenceRules()
+    topo, renamed = named(topo, rules.node_names)
+    raw = raw_network(topo)
+    if rules.node_names:
+        note = f"{renamed} of {len(topo.nodes)} node(s) named by the node-name map"
+        raw = replace(raw, notes=(*raw.notes, note))
+    fabric, _ = build_network(raw, rules, name=name or Path(dump_name(topo.path)).stem)
     return fabric
 
 

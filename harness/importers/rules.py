@@ -82,6 +82,9 @@ class InferenceRules:
     """Template for every server; None: a generic one sized to what was seen."""
     default_gbps: float = 200.0
     """Capacity of a cable whose rate the file does not state."""
+    node_names: Mapping[int, str] = field(default_factory=dict)
+    """Node GUID -> name (OpenSM's node-name-map, :mod:`harness.importers.name_map`):
+    ibnetdiscover nodes whose GUID is here are described by that name."""
 
     def __post_init__(self) -> None:
         for name in ("hca_pattern", "leaf_pattern", "spine_pattern", "core_pattern",
@@ -99,6 +102,7 @@ class InferenceRules:
             raise ScenarioError(msg)
         object.__setattr__(self, "roles", MappingProxyType(dict(self.roles)))
         object.__setattr__(self, "rails", MappingProxyType(dict(self.rails)))
+        object.__setattr__(self, "node_names", MappingProxyType(dict(self.node_names)))
 
     def role_by_name(self, name: str) -> Role | None:
         """The role a switch's name gives (core, spine, leaf, tried in that order), if any."""

@@ -13,11 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from harness.cli import main
+from harness.errors import ScenarioError
+from harness.fabric.fabric_file import load_fabric_file
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
 from harness.importers import load_dump
 from harness.importers.hosts import describe
+from harness.importers.name_map import load_name_map
 from harness.importers.rules import DEFAULT_HCA_PATTERN
 from tests.importers.conftest import DUMPS
 
@@ -74,3 +78,26 @@ def test_the_forms_of_one_host() -> None:
     assert b[1] is not None
     assert a[1] < b[1]
     assert describe("MT25408 ConnectX Mellanox Technologies", RX) is None
+
+
+def test_a_node_name_map_names_hcas_the_dump_leaves_unnamed(tmp_path: Path) -> None:
+    # the site's node-name-map (OpenSM format) written from the real descriptions; the
+    # dump's HCAs all left at the ConnectX default: the map groups them into the servers
+    site = re.finditer(r'caguid=0x([0-9a-f]+)\nCa\s+\d+\s+"H-[0-9a-f]+"\s+# "([^"]+)"',
+                       HEALTHY)  # fmt: skip
+    entries = [f'0x{m.group(1)} "{m.group(2)}"' for m in site if "dgx" in m.group(2)]
+    assert len(entries) == 40  # the named HCAs (the other 24 are unset or placeholders)
+    names = tmp_path / "node-name-map"
+    names.write_text("# site map\n" + "\n".join(entries) + "\n", encoding="utf-8")
+    hca = re.compile(
+        r'"(?:[ab]0\d-p1-dgx-[^"]*|(?:localhost|ubuntu) [^"]*|MT4129 ConnectX7 +[^"]*)"'
+    )
+    dump = tmp_path / "unnamed.out"
+    dump.write_text(hca.sub('"MT25408 ConnectX Mellanox Technologies"', HEALTHY), encoding="utf-8")
+    out = tmp_path / "fabric.yaml"
+    assert main(["import", str(dump), "--names", str(names), "-o", str(out)]) == 0
+    assert servers(load_fabric_file(out)) == servers(load_dump(DUMPS / "prod_hdr.ibnetdiscover"))
+    bad = tmp_path / "bad-map"
+    bad.write_text('0x1 "a"\nnode01 0x2\n', encoding="utf-8")
+    with pytest.raises(ScenarioError, match=r"bad-map:2: unreadable node-name-map line"):
+        load_name_map(bad)
