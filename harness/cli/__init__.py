@@ -41,10 +41,13 @@ Modules:
              ``--dry-run``), ``harness halt`` (the lever) and ``harness journal``.
 ``emulate``  The commands on this host's network namespaces: ``harness emulate`` (bring a fabric
              up, take it down, list) and ``harness clean`` (remove what ...
+``imports``  Dumps on the command line: a FABRIC argument that is a topology dump, read as a
+             fabric.
 ``risk``     ``harness risk``: the blast radius of a change on a fabric and its N+1 margin.
 ``run``      The commands over scenario files: ``harness run`` (run them, report what survived)
              and ``harness validate`` (check them as run would, without ...
-``show``     ``harness show``: a fabric (a preset or a fabric file) in numbers, or the presets.
+``show``     ``harness show``: a fabric (a preset, a fabric file or a dump) in numbers, or the
+             presets.
 ``sweep``    ``harness sweep``: every single (and paired) failure of a fabric, ranked.
 """
 
@@ -78,6 +81,8 @@ from harness.cli.emulate import cmd_clean
 from harness.cli.emulate import cmd_emulate
 from harness.cli.emulate import configure_clean
 from harness.cli.emulate import configure_emulate
+from harness.cli.imports import cmd_import
+from harness.cli.imports import configure_import
 from harness.cli.risk import cmd_risk
 from harness.cli.risk import configure_risk
 from harness.cli.run import cmd_run
@@ -130,6 +135,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "audit", "a live topology dump against the intended design", configure_audit, cmd_audit
     ),
+    Command("import", "write a topology dump as a fabric file", configure_import, cmd_import),
     Command(
         "export",
         "write a fabric for containerlab, ibsim or GraphML",

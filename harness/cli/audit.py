@@ -18,9 +18,12 @@ from harness.cli.common import jobs_of
 from harness.cli.common import progress_bar
 from harness.cli.common import stdout_console
 from harness.cli.common import wrote_report
+from harness.cli.imports import add_names
+from harness.cli.imports import fabric_or_dump
+from harness.cli.imports import print_warnings
+from harness.cli.imports import rules_of
 from harness.errors import BackendError
 from harness.fabric.jobs import resolve_jobs
-from harness.fabric.resolve import fabric_ref_for
 from harness.fabric.resolve import resolve_fabric
 from harness.fabric.routing import resolve
 from harness.observations.budget import parse_budget
@@ -51,6 +54,7 @@ def configure_audit(p: argparse.ArgumentParser) -> None:
         "regular design from the dump by majority and report the departures)",
     )
     p.add_argument("--format", dest="fmt", default=None, help="the dump's format (default: sniff)")
+    add_names(p)
     add_jobs(p, "jobs whose exposure to report (default per-su); as for harness risk --jobs")
     p.add_argument(
         "--budget",
@@ -76,7 +80,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         stage(0, 3)
         design = resolve_fabric(args.design)
         stage(1, 3)
-        live = load_dump(args.dump, args.fmt)
+        live = load_dump(args.dump, args.fmt, rules=rules_of(args))
         stage(2, 3)
         audit = diff_fabrics(live, design, ports=not args.no_ports)
         stage(3, 3)
@@ -148,7 +152,7 @@ def _audit_regular(args: argparse.Namespace) -> int:
     from harness.importers.build import notes_of
     from harness.planning.audit.regular import audit_regular
 
-    live = load_dump(args.dump, args.fmt)
+    live = load_dump(args.dump, args.fmt, rules=rules_of(args))
     audit = audit_regular(live)
     if args.report is not None:
         from harness.reporting.html import AuditInput
@@ -168,6 +172,7 @@ def _audit_regular(args: argparse.Namespace) -> int:
     )
     for line in audit.design.lines():
         console.print(f"  {line}", highlight=False, soft_wrap=True)
+    print_warnings(live)
     if audit.ok:
         console.print("[green]no departures from the inferred design[/]")
     else:
@@ -212,12 +217,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     from harness.exporters.graphml import to_graphml
     from harness.exporters.ibsim import to_ibsim_net
     from harness.exporters.slurm import to_slurm_topology
-    from harness.importers import load_dump
-    from harness.importers import sniff_format
 
-    dump = fabric_ref_for(args.fabric).file  # FABRIC's rule first: a bare name is a preset
-    is_dump = dump is not None and dump.is_file() and sniff_format(dump) is not None
-    fabric = load_dump(dump) if dump is not None and is_dump else resolve_fabric(args.fabric)
+    fabric = fabric_or_dump(args.fabric)  # FABRIC's rule first: a bare name is a preset
     try:
         if args.fmt == "slurm":
             args.output.write_text(to_slurm_topology(fabric) + "\n", encoding="utf-8")

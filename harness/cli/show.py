@@ -1,4 +1,4 @@
-"""``harness show``: a fabric (a preset or a fabric file) in numbers, or the presets."""
+"""``harness show``: a fabric (a preset, a fabric file or a dump) in numbers, or the presets."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from rich.text import Text
 from harness.cli.common import EXIT_OK
 from harness.cli.common import FABRIC_RULE
 from harness.cli.common import stdout_console
+from harness.cli.imports import fabric_or_dump
 from harness.errors import ScenarioError
 from harness.fabric.presets import PRESETS
-from harness.fabric.resolve import resolve_fabric
 from harness.reporting.fabric_view import fabric_document
 from harness.reporting.fabric_view import print_fabric
 
@@ -22,7 +22,8 @@ from harness.reporting.fabric_view import print_fabric
 def configure_show(p: argparse.ArgumentParser) -> None:
     """The arguments of ``harness show``."""
     p.add_argument("fabric", nargs="?", metavar="FABRIC",
-                   help="a preset name (see --list) or a fabric file: " + FABRIC_RULE)  # fmt: skip
+                   help="a preset name (see --list), a fabric file or a topology dump "
+                        "(ibnetdiscover, NetQ JSON, ...): " + FABRIC_RULE)  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--list", action="store_true", help="list the presets")
 
@@ -72,7 +73,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.fabric is None:
         msg = "show needs a FABRIC (a preset name or a fabric file), or --list"
         raise ScenarioError(msg)
-    fabric = resolve_fabric(args.fabric)
+    fabric = fabric_or_dump(args.fabric)
     if args.json:
         sys.stdout.write(json.dumps(fabric_document(fabric), indent=2, default=str) + "\n")
     else:

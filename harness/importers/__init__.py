@@ -40,6 +40,8 @@ Modules:
                    leaf rails.
 ``jobs``           ``--jobs``: the jobs file, or the scheduler's own view of the running jobs.
 ``kube_pods``      A saved ``kubectl get pods -o json``: training jobs as the pods that run them.
+``name_map``       Node name maps: OpenSM's ``node-name-map`` file, node GUID -> the name a site
+                   gave it.
 ``names``          Names in dumps: the sort order of numbered names, and element ids made from
                    free text.
 ``nccl``           NCCL topology XML (``NCCL_TOPO_FILE`` / ``NCCL_TOPO_DUMP_FILE``): one server.
@@ -86,6 +88,7 @@ from harness.importers.nvsmi import load_nvidia_smi_topo
 from harness.importers.rules import InferenceRules
 from harness.importers.simai import load_simai
 from harness.importers.simai import simai_ids
+from harness.importers.text import dump_name
 from harness.importers.text import read_text
 
 DumpFormat = Literal["ibnetdiscover", "simai", "containerlab", "nvidia-smi", "nccl-topo", "netq"]
@@ -118,7 +121,7 @@ def sniff_format(path: str | Path, text: str | None = None) -> DumpFormat | None
     p = str(path)
     if text is None:
         text = read_text(p, "dump")
-    name = Path(p).name.lower()
+    name = dump_name(p).lower()
     head = text.lstrip()[:4096]
     if name.endswith((".clab.yml", ".clab.yaml")):
         return "containerlab"

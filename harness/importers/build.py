@@ -32,6 +32,7 @@ from harness.importers.inference import leaf_rails
 from harness.importers.inference import leaf_sus
 from harness.importers.inference import named_hosts
 from harness.importers.names import clean_id
+from harness.importers.names import is_name
 from harness.importers.names import natural_key
 from harness.importers.records import RawNetwork
 from harness.importers.records import problem_at
@@ -62,6 +63,11 @@ def generic_node_template(rails: int, nic_ports: int, nic_gbps: float) -> NodeTe
         nic_gbps=nic_gbps,
         storage_nics=0,
     )
+
+
+MAX_NODE_NUMBER = 99_999
+"""The highest host-name number taken as a node number (larger ones are not a numbering)."""
+_HEX_RUN = re.compile(r"(?i)(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{8,}")
 
 
 def _trailing_int(text: str) -> int | None:
@@ -183,7 +189,11 @@ def build_network(
     for members in per_su.values():
         members.sort(key=natural_key)
         nums = [_trailing_int(h) or 0 for h in members]
-        use_names = min(nums) >= 1 and len(set(nums)) == len(nums)
+        # a number, not the digits of a GUID (``unnamed-H-e09d730300850000``)
+        use_names = (
+            min(nums) >= 1 and len(set(nums)) == len(nums) and max(nums) <= MAX_NODE_NUMBER
+            and not any(_HEX_RUN.search(h) for h in members)
+        )  # fmt: skip
         for i, hid in enumerate(members, start=1):
             node_of_host[hid] = nums[i - 1] if use_names else i
 
@@ -199,9 +209,16 @@ def build_network(
     descs = Counter(clean_id(s.desc) for s in net.switches)
     taken = set(host_eid.values())
     sw_eid: dict[str, str] = {}
+    nameless = [sw for sw in net.switches if sw.eid is None and not is_name(sw.desc)]
+    if nameless:
+        notes.append(
+            f"{len(nameless)} switch(es) carry no name (description {nameless[0].desc!r}"
+            + (" and the like" if len({sw.desc for sw in nameless}) > 1 else "")
+            + "): known by their node ids, roles from the wiring"
+        )
     for sw in net.switches:
         eid = sw.eid or clean_id(sw.desc)
-        if sw.eid is None and (descs[eid] > 1 or eid in taken):
+        if sw.eid is None and (descs[eid] > 1 or eid in taken or not is_name(sw.desc)):
             eid = clean_id(sw.key)
         if eid in taken:
             msg = (

@@ -117,6 +117,8 @@ def describe(desc: str, rx: re.Pattern[str]) -> tuple[str, int | None] | None:
     >>> rx = re.compile(DEFAULT_HCA_PATTERN)
     >>> describe("a08-p1-dgx-04-c01 mlx5_5", rx), describe("b05-p1-dgx-05-c02 HCA-6", rx)
     (('a08-p1-dgx-04-c01', 5), ('b05-p1-dgx-05-c02', 5))
+    >>> describe("gpu017 ibp12s0f0", rx)[1] < describe("gpu017 ibp13s0f0", rx)[1]
+    True
     """
     m = rx.match(desc.strip())
     if m is None:
@@ -124,6 +126,10 @@ def describe(desc: str, rx: re.Pattern[str]) -> tuple[str, int | None] | None:
     groups = m.groupdict()
     if groups.get("hca") is not None:
         return m.group("host"), int(groups["hca"]) - 1
+    if groups.get("bus") is not None:  # a PCI address: ordered like the devices
+        domain, func = int(groups.get("domain") or 0), int(groups.get("func") or 0)
+        slot = int(groups.get("slot") or 0)
+        return m.group("host"), ((domain * 256 + int(groups["bus"])) * 32 + slot) * 8 + func
     idx = groups.get("index")
     return m.group("host"), int(idx) if idx is not None else None
 

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 from harness.errors import Problem
@@ -35,6 +37,7 @@ from harness.importers.records import RawNetwork
 from harness.importers.records import RawNic
 from harness.importers.records import RawSwitch
 from harness.importers.rules import InferenceRules
+from harness.importers.text import dump_name
 from harness.importers.text import read_text
 
 _HEADER = re.compile(r'^(Switch|Hca|Ca|Rt)\s+(\d+)\s+"([^"]+)"(.*)$')
@@ -58,6 +61,8 @@ SHARP_AN_DESC = "Mellanox Technologies Aggregation Node"
 SHARP_AN_DEVIDS: frozenset[int] = frozenset({0xCF09})
 """Device ids of SHARP Aggregation Nodes (53001, as Quantum/Quantum-2 switches report them)."""
 _MLNX_SWITCH = re.compile(r"^MF0;([^;:]+):[^;:]+$")
+# lines of a dump or net file that are neither records nor ports, and carry nothing
+_KNOWN_OTHER = re.compile(r"^(?:[A-Za-z_]\w*\s*=|include\s)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,10 +93,15 @@ class IbNode:
 
 @dataclass(frozen=True, slots=True)
 class IbTopology:
-    """A parsed ``ibnetdiscover`` dump or ibsim net file."""
+    """A parsed ``ibnetdiscover`` dump or ibsim net file.
+
+    ``skipped`` are the lines that are no part of ibnetdiscover output (a
+    terminal capture's banner and shell prompts), as (line number, text).
+    """
 
     path: str
     nodes: tuple[IbNode, ...]
+    skipped: tuple[tuple[int, str], ...] = ()
 
     def node(self, node_id: str) -> IbNode:
         """The node with this id (KeyError when there is none)."""
@@ -142,6 +152,7 @@ def parse_ibnetdiscover(text: str, path: str = "<string>") -> IbTopology:
     held: dict[str, int] = {}
     ports: list[IbPort] = []
     problems: list[Problem] = []
+    skipped: list[tuple[int, str]] = []
 
     def close() -> None:
         nonlocal current, ports
@@ -200,10 +211,13 @@ def parse_ibnetdiscover(text: str, path: str = "<string>") -> IbTopology:
                 f"unreadable node header {line!r}; expected 'Switch <ports> \"<id>\" # \"<desc>\"'",
                 path=path, line=lineno,
             ))  # fmt: skip
-        # anything else (vendid=, ibsim directives such as width=, speed=, include,
-        # -g chassis headers) carries nothing the model uses
+        elif not _KNOWN_OTHER.match(line):
+            skipped.append((lineno, line))
+        # the known others (vendid=..., ibsim directives such as width=, speed=,
+        # include) carry nothing the model uses; anything else is a terminal
+        # capture's banner or prompt, skipped with one warning (raw_network)
     close()
-    return _checked(nodes, problems, path)
+    return _checked(nodes, problems, path, skipped)
 
 
 def _parse_ports_report(text: str, path: str) -> IbTopology:
@@ -260,7 +274,14 @@ def _parse_ports_report(text: str, path: str) -> IbTopology:
     return _checked(nodes, problems, path)
 
 
-def _checked(nodes: list[IbNode], problems: list[Problem], path: str) -> IbTopology:
+def _checked(
+    nodes: list[IbNode],
+    problems: list[Problem],
+    path: str,
+    skipped: list[tuple[int, str]] | None = None,
+) -> IbTopology:
+    if problems:  # unreadable lines: the first names the cause; dangling ports would follow
+        raise ScenarioError(_first_of(problems, "unreadable line", by_kind=False))
     by_id: dict[str, IbNode] = {}
     for n in nodes:
         if n.id in by_id:
@@ -295,8 +316,39 @@ def _checked(nodes: list[IbNode], problems: list[Problem], path: str) -> IbTopol
             "no Switch or Ca record found; is this ibnetdiscover output?", path=path, line=1
         ))  # fmt: skip
     if problems:
-        raise ScenarioError(problems)
-    return IbTopology(path, tuple(nodes))
+        raise ScenarioError(_first_of(problems, "problem"))
+    return IbTopology(path, tuple(nodes), tuple(skipped or ()))
+
+
+def _first_of(problems: list[Problem], what: str, *, by_kind: bool = True) -> list[Problem]:
+    """The first problem of each kind (its message's start), counting the rest of that kind.
+
+    One bad edit (tabs lost, a record cut short) can break every record: the
+    first line names the cause, the others are counted with their line numbers.
+    """
+    kinds: dict[str, list[Problem]] = {}
+    for p in problems:
+        kinds.setdefault(_kind_of_problem(p.message) if by_kind else what, []).append(p)
+    out = []
+    for same in kinds.values():
+        first, rest = same[0], same[1:]
+        if rest:
+            lines = ", ".join(str(p.line) for p in rest[:5]) + (", ..." if len(rest) > 5 else "")
+            first = Problem(
+                f"{first.message} (and {len(rest)} more {what}(s) like it: line(s) {lines})",
+                path=first.path, line=first.line, column=first.column,
+            )  # fmt: skip
+        out.append(first)
+    return out
+
+
+def _kind_of_problem(message: str) -> str:
+    for kind in ("unreadable node header", "unreadable port", "a port line outside",
+                 "unknown link rate", "unreadable ports-report", "appears twice", "ports but lists",
+                 "points at unknown node", "fix one end"):  # fmt: skip
+        if kind in message:
+            return kind
+    return message
 
 
 def aggregation_nodes(topo: IbTopology) -> dict[str, tuple[str, ...]]:
@@ -323,6 +375,22 @@ def aggregation_nodes(topo: IbTopology) -> dict[str, tuple[str, ...]]:
     return found
 
 
+def skipped_note(skipped: tuple[tuple[int, str], ...]) -> str:
+    """One warning for the lines that are no part of a dump (a terminal's banner, prompts).
+
+    >>> print(skipped_note(((1, "user@login01:~$ sudo ibnetdiscover"), (9, "login01:~$"))))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    warning: skipped 2 line(s) that are not ibnetdiscover output (a terminal's banner or shell
+    prompt?): line 1 'user@login01:~$ sudo ibnetdiscover', line 9 'login01:~$'
+    """
+    shown = ", ".join(f"line {n} {text[:60]!r}" for n, text in skipped[:4])
+    more = f" and {len(skipped) - 4} more" if len(skipped) > 4 else ""
+    return (
+        f"warning: skipped {len(skipped)} line(s) that are not ibnetdiscover output "
+        f"(a terminal's banner or shell prompt?): {shown}{more}"
+    )
+
+
 def switch_name(desc: str) -> str:
     """A switch's name from its node description: ``MF0;<name>:<model>/U1`` -> ``<name>``.
 
@@ -331,6 +399,17 @@ def switch_name(desc: str) -> str:
     """
     m = _MLNX_SWITCH.match(desc.strip())
     return m.group(1) if m else desc
+
+
+def named(topo: IbTopology, names: Mapping[int, str]) -> tuple[IbTopology, int]:
+    """``topo`` with the description of every node whose GUID ``names`` maps replaced."""
+    if not names:
+        return topo, 0
+    nodes = tuple(
+        replace(n, desc=names[n.guid]) if n.guid is not None and n.guid in names else n
+        for n in topo.nodes
+    )
+    return replace(topo, nodes=nodes), sum(1 for n in topo.nodes if n.guid in names)
 
 
 def raw_network(topo: IbTopology) -> RawNetwork:
@@ -352,6 +431,8 @@ def raw_network(topo: IbTopology) -> RawNetwork:
         if n.kind == "ca" and n.id not in agg
     )  # fmt: skip
     notes: list[str] = []
+    if topo.skipped:
+        notes.append(skipped_note(topo.skipped))
     if agg:
         rules = Counter(r for rs in agg.values() for r in rs)
         how = ", ".join(f"{c} by {r}" for r, c in sorted(rules.items()))
@@ -392,9 +473,13 @@ def fabric_from_ibnetdiscover(
     topo: IbTopology, rules: InferenceRules | None = None, *, name: str | None = None
 ) -> Fabric:
     """Infer a :class:`Fabric` from a parsed dump (see ``docs/importers.md``)."""
-    fabric, _ = build_network(
-        raw_network(topo), rules or InferenceRules(), name=name or Path(topo.path).stem
-    )
+    rules = rules or InferenceRules()
+    topo, renamed = named(topo, rules.node_names)
+    raw = raw_network(topo)
+    if rules.node_names:
+        note = f"{renamed} of {len(topo.nodes)} node(s) named by the node-name map"
+        raw = replace(raw, notes=(*raw.notes, note))
+    fabric, _ = build_network(raw, rules, name=name or Path(dump_name(topo.path)).stem)
     return fabric
 
 

@@ -28,6 +28,7 @@ from networkx.utils import UnionFind
 from harness.importers.hosts import Host
 from harness.importers.hosts import Named
 from harness.importers.names import clean_id
+from harness.importers.names import is_name
 from harness.importers.names import natural_key
 from harness.importers.records import RawNetwork
 from harness.importers.records import RawSwitch
@@ -89,7 +90,7 @@ def infer_roles(
             role[sw.key] = explicit  # type: ignore[assignment]
         elif sw.role is not None:
             role[sw.key] = sw.role
-        else:
+        elif is_name(sw.desc):  # a vendor default or a GUID says nothing of the role
             by_name = rules.role_by_name(sw.desc)
             if by_name is not None:
                 role[sw.key] = by_name

@@ -25,7 +25,13 @@ from harness.importers.hosts import DEFAULT_UNSET_PATTERN
 Role = Literal["leaf", "spine", "core"]
 ROLES: tuple[Role, ...] = ("leaf", "spine", "core")
 
-DEFAULT_HCA_PATTERN = r"^(?P<host>.+?)[\s/]+(?:(?:mlx\d+_|nic|ib)(?P<index>\d+)|HCA-(?P<hca>\d+))$"
+DEFAULT_HCA_PATTERN = (
+    r"^(?P<host>.+?)[\s/]+(?:(?:mlx\d+_|nic|ib)(?P<index>\d+)|HCA-(?P<hca>\d+)"
+    r"|ib(?:P(?P<domain>\d+))?p(?P<bus>\d+)s(?P<slot>\d+)(?:f(?P<func>\d+))?(?:np\d+)?)$"
+)
+"""``HOST mlx5_3``, ``HOST ib3``, ``HOST nic3``, ``HOST HCA-4`` (1-based), and the RDMA
+netdev names of newer drivers, ``HOST ibp11s0f0`` / ``HOST ibP1p11s0f0`` (PCI domain, bus,
+slot, function: their order is the device order)."""
 
 
 def compile_pattern(name: str, pattern: str | None) -> re.Pattern[str] | None:
@@ -55,7 +61,8 @@ class InferenceRules:
     hca_pattern: str = DEFAULT_HCA_PATTERN
     """Regex over an HCA's node description; group ``host`` names the server,
     optional group ``index`` the device index (``mlx5_3`` -> 3) or ``hca`` the
-    1-based device number (``HCA-4`` -> index 3)."""
+    1-based device number (``HCA-4`` -> index 3), or ``bus``/``slot`` (optional
+    ``domain``, ``func``) a PCI address whose order is the device order (``ibp11s0f0``)."""
     unset_pattern: str | None = DEFAULT_UNSET_PATTERN
     """An HCA description nobody set (the vendor default); such HCAs are grouped by wiring."""
     placeholder_hosts: tuple[str, ...] = DEFAULT_PLACEHOLDER_HOSTS
@@ -75,6 +82,9 @@ class InferenceRules:
     """Template for every server; None: a generic one sized to what was seen."""
     default_gbps: float = 200.0
     """Capacity of a cable whose rate the file does not state."""
+    node_names: Mapping[int, str] = field(default_factory=dict)
+    """Node GUID -> name (OpenSM's node-name-map, :mod:`harness.importers.name_map`):
+    ibnetdiscover nodes whose GUID is here are described by that name."""
 
     def __post_init__(self) -> None:
         for name in ("hca_pattern", "leaf_pattern", "spine_pattern", "core_pattern",
@@ -92,6 +102,7 @@ class InferenceRules:
             raise ScenarioError(msg)
         object.__setattr__(self, "roles", MappingProxyType(dict(self.roles)))
         object.__setattr__(self, "rails", MappingProxyType(dict(self.rails)))
+        object.__setattr__(self, "node_names", MappingProxyType(dict(self.node_names)))
 
     def role_by_name(self, name: str) -> Role | None:
         """The role a switch's name gives (core, spine, leaf, tried in that order), if any."""

@@ -69,8 +69,8 @@ def test_load_dump_cannot_tell(tmp_path: Path) -> None:
     p.write_text("just some words\n")
     with pytest.raises(ScenarioError, match=r"mystery.txt:1: cannot tell the format.*fmt="):
         load_dump(p)
-    gz = THIRD_PARTY / "infinitehbd_fault_trace.json.gz"
-    with pytest.raises(ScenarioError, match=r"\.json\.gz:1:\d+: the dump file is not UTF-8 text"):
+    gz = THIRD_PARTY / "infinitehbd_fault_trace.json.gz"  # decompressed: a JSON of no known format
+    with pytest.raises(ScenarioError, match=r"\.json\.gz:1: cannot tell the format"):
         load_dump(gz)
 
 

@@ -6,7 +6,8 @@
   :class:`~harness.planning.audit.diff.AuditReport`);
 * :mod:`~harness.planning.audit.regular`: a fabric against the regular design
   inferred from it, no design needed
-  (:func:`~harness.planning.audit.regular.audit_regular`);
+  (:func:`~harness.planning.audit.regular.audit_regular`), with
+  :mod:`~harness.planning.audit.rates` for cables below their peers' rate;
 * :mod:`~harness.planning.audit.faults`: an audit report turned into faults on
   the design, for ``--state DUMP``
   (:func:`~harness.planning.audit.faults.faults_from_audit`);
@@ -17,10 +18,13 @@
 Modules:
 
 ``diff``     Compare a discovered fabric with its design.
+``rates``    Links below their peers: cables slower or narrower than the others of their
+             tier and kind.
 ``faults``   Audit findings as faults: what a live dump lacks, turned into faults on its design.
 ``rewire``   Wrong-rail cables as NCCL meets them: the design re-cabled, and what that costs
              each job.
 ``regular``  The design-free audit: the regular design a dump was meant to be, and its
              departures.
+``upper``    Missing cables above the leaves: spines with fewer core cables than their peers.
 ``state``    Audits of the state a change meets: the faults a ``--state`` argument names.
 """

@@ -17,6 +17,9 @@ departs from it:
     ``cables_per_pair`` ports per spine);
 ``leaf-uplinks``
     a leaf with fewer cables to the spines than its peers, by (leaf, spine);
+``spine-uplinks``
+    a spine with fewer cables to the cores than its peers (three tiers:
+    :mod:`harness.planning.audit.upper`);
 ``swapped-nics``
     two HCAs of one server, each on the other's rail leaf (one finding);
 ``wrong-rail``
@@ -27,7 +30,10 @@ departs from it:
 ``port-mismatch``
     a server whose HCAs sit on different port numbers of its rail leaves;
 ``missing-server``
-    a group with fewer servers than the others, by the ports dark on all its leaves.
+    a group with fewer servers than the others, by the ports dark on all its leaves;
+``slow-link``
+    a cable slower or narrower than most cables of its kind (access, leaf-spine,
+    spine-core): :mod:`harness.planning.audit.rates`.
 
 A spine whose loss leaves no gap (the highest-numbered one, on the last
 uplink ports) cannot be told from a dump alone: audit against the design
@@ -47,6 +53,8 @@ from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.planning.audit.rates import slow_links
+from harness.planning.audit.upper import spine_uplinks
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,15 +69,17 @@ class RegularDesign:
     servers_per_group: int
     hcas_per_server: int
     rail_optimized: bool
+    rules: tuple[str, ...] = ()  # which name and wiring rules were applied, and why, in words
 
     def lines(self) -> list[str]:
-        """The inferred design in words, two lines."""
+        """The inferred design in words: two lines, then one per rule (``rule: ...``)."""
         return [
             f"{self.groups} group(s) x {len(self.rails)} rail(s) "
             f"({'rail-optimized' if self.rail_optimized else 'not rail-optimized'}), "
             f"{self.servers_per_group} server(s) per group with {self.hcas_per_server} HCA(s) each",
             f"{self.spines} spine(s), {self.cables_per_pair} cable(s) per leaf-spine pair, "
             f"{self.uplinks_per_leaf} uplink(s) per leaf to the spines present",
+            *(f"rule: {r}" for r in self.rules),
         ]
 
 
@@ -111,7 +121,7 @@ class RegularAudit:
                 "groups": d.groups, "rails": list(d.rails), "spines": d.spines,
                 "cables_per_pair": d.cables_per_pair, "uplinks_per_leaf": d.uplinks_per_leaf,
                 "servers_per_group": d.servers_per_group, "hcas_per_server": d.hcas_per_server,
-                "rail_optimized": d.rail_optimized,
+                "rail_optimized": d.rail_optimized, "rules": list(d.rules),
             },
             "departures": [
                 {"kind": x.kind, "subject": x.subject, "text": x.text,
@@ -163,26 +173,62 @@ def _view(f: Fabric) -> _View:
                  tuple(uplinks))  # fmt: skip
 
 
-def _spine_gaps(f: Fabric, spines: tuple[int, ...]) -> list[str]:
-    """Names missing from the spines' numbering (``...-01``, ``...-03`` -> ``...-02``)."""
+_TRAILING_NUMBER = re.compile(r"(\d+)(\D*)$")
+_GUID_ID = re.compile(r"^(?:[SHR]-)?(?:0x)?[0-9a-fA-F]{8,16}$")
+"""An element id that is a node GUID (``S-2c5eab0300c20040``): the dump named no switch."""
+
+
+def _spine_gaps(f: Fabric, spines: tuple[int, ...]) -> tuple[list[str], str]:
+    """Names missing from the spines' numbering (``...-01``, ``...-03`` -> ``...-02``), and why.
+
+    The rule applies only when the names are a numbering: no id is a node
+    GUID, every spine's name is one template with a trailing decimal number
+    (``A10-P1-IBSPINE-NN``), and the gaps are fewer than the spines present (a
+    name scheme with more holes than members is no scheme).  The second value
+    says in words whether the rule was used and why.
+    """
+    ids = [f.ids[s] for s in spines]
+    if len(ids) < 2:
+        return [], f"spine numbering not used: {len(ids)} spine(s), nothing to number"
+    guids = sum(1 for i in ids if _GUID_ID.match(i))
+    if guids:
+        who = "the spines are" if guids == len(ids) else f"{guids} of {len(ids)} spines are"
+        return [], (
+            f"spine numbering not used: {who} known by node GUIDs only (their "
+            "descriptions name no switch)"
+        )
     numbered: dict[int, str] = {}
-    for s in spines:
-        m = re.search(r"(\d+)(\D*)$", f.ids[s])
+    templates: set[tuple[str, str]] = set()
+    for i in ids:
+        m = _TRAILING_NUMBER.search(i)
         if m is None:
-            return []
-        numbered[int(m.group(1))] = f.ids[s]
-    if len(numbered) < 2:
-        return []
-    out: list[str] = []
+            return [], f"spine numbering not used: {i!r} carries no number"
+        numbered[int(m.group(1))] = i
+        templates.add((i[: m.start(1)], m.group(2)))
+    if len(templates) > 1:
+        shown = ", ".join(sorted(repr(i) for i in ids)[:3])
+        return [], f"spine numbering not used: the spines' names share no scheme ({shown}, ...)"
+    if len(numbered) < len(ids):
+        return [], "spine numbering not used: two spines carry the same number"
     nums = sorted(numbered)
+    holes = (nums[-1] - nums[0] + 1) - len(nums)
+    if holes >= len(nums):
+        return [], (
+            f"spine numbering not used: numbers {nums[0]}..{nums[-1]} would leave {holes} gaps "
+            f"among {len(nums)} spines (not a numbering)"
+        )
+    out: list[str] = []
     for lo, hi in itertools.pairwise(nums):
         for n in range(lo + 1, hi):
             tmpl = numbered[lo]
-            m = re.search(r"(\d+)(\D*)$", tmpl)
+            m = _TRAILING_NUMBER.search(tmpl)
             assert m is not None
             digits = f"{n:0{len(m.group(1))}d}"
             out.append(tmpl[: m.start(1)] + digits + m.group(2))
-    return out
+    return out, (
+        f"spine numbering used: the {len(ids)} spines present are numbered "
+        f"{numbered[nums[0]]} .. {numbered[nums[-1]]} in one scheme (a gap is a missing spine)"
+    )
 
 
 def _port_holes(v: _View, cables_per_pair: int) -> list[tuple[int, int]]:
@@ -262,13 +308,19 @@ def _infer(f: Fabric, v: _View) -> tuple[RegularDesign, list[str], list[tuple[in
         len(_server_ports(_main_ports(f, v), groups)) if rail_optimized
         else _majority(per_group[g] for g in groups)
     )  # fmt: skip
-    gaps = _spine_gaps(f, v.spines)
+    gaps, numbering = _spine_gaps(f, v.spines)
     holes = _port_holes(v, cpp)
     missing = max(len(gaps), len(holes))
+    dark = (
+        f"dark uplink ports used: a run of {cpp} leaf port(s) dark on most leaves inside the "
+        "uplink port range is a missing spine (wiring)"
+        if v.uplinks
+        else "dark uplink ports not used: no leaf-spine cable"
+    )
     design = RegularDesign(
         groups=len(groups), rails=rails, spines=len(v.spines) + missing, cables_per_pair=cpp,
         uplinks_per_leaf=uplinks, servers_per_group=spg, hcas_per_server=hcas,
-        rail_optimized=rail_optimized,
+        rail_optimized=rail_optimized, rules=(numbering, dark),
     )  # fmt: skip
     return design, gaps, holes
 
@@ -371,6 +423,10 @@ def audit_regular(fabric: Fabric) -> RegularAudit:
             tuple(short),
         ))  # fmt: skip
 
+    # spines with fewer cables to the cores than their peers (three tiers)
+    out += [Departure("spine-uplinks", spine, text, detail)
+            for spine, text, detail in spine_uplinks(f)]  # fmt: skip
+
     # servers: rails, swaps, missing HCAs, ports
     nic_at: dict[int, tuple[int, int]] = {nic: (leaf, port) for nic, leaf, port in v.access}
     nics_of: dict[int, list[int]] = {}
@@ -437,4 +493,7 @@ def audit_regular(fabric: Fabric) -> RegularAudit:
                 f"group {_su(f, g)} has {present} of {design.servers_per_group} servers: "
                 f"port {', '.join(map(str, dark))} of its leaves dark",
             ))  # fmt: skip
+
+    # cables below the rate or width of their peers (same kind)
+    out += [Departure("slow-link", link, text) for link, _, text in slow_links(f)]
     return RegularAudit(design, tuple(out))
