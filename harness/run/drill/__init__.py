@@ -16,6 +16,8 @@ Modules:
               backend's.
 ``results``   What a drill run records: probe samples, events with prediction beside
               observation, the rollback, and the verdict (pure).
+``summary``   A drill's records at its end: each probe's series and verdict, each inject's
+              expected probe failures (pure).
 ``verdict``   A drill's verdict: from its probes, expectations, refusals and recovery, and
               against the outcome it declares (pure).
 ``watch``     The drill clock on the wall clock, and the real jobs looked at without a

@@ -45,8 +45,9 @@ from harness.run.drill.probes import sample
 from harness.run.drill.results import DrillResult
 from harness.run.drill.results import EventRecord
 from harness.run.drill.results import ProbeRecord
-from harness.run.drill.results import Sample
 from harness.run.drill.results import Series
+from harness.run.drill.summary import expected
+from harness.run.drill.summary import probe_records
 from harness.run.drill.verdict import declared
 from harness.run.drill.verdict import verdict
 from harness.run.drill.verdict import with_status
@@ -412,53 +413,6 @@ class _Run:
             if p.mode in _AFTER_MODES and p.kind != "settle":
                 self._sample(p)
 
-    def expected(self) -> list[EventRecord]:
-        """The events, each inject with how many samples of each probe the model expected out
-        of tolerance until the next action (its predicted values judged as the samples were)."""
-        out = []
-        times = [e.actual_s for e in self.events] + [float("inf")]
-        for i, e in enumerate(self.events):
-            if e.action != "inject" or e.status != "applied":
-                out.append(e)
-                continue
-            counts = []
-            for p in self.pd.drill.probes:
-                if p.tolerance is None or p.kind == "settle":
-                    continue
-                base = self.series[p.name].baseline
-                n = sum(1 for x in self.series[p.name].samples
-                        if times[i] < x.t <= times[i + 1] and x.predicted is not None
-                        and not p.tolerance.check(x.predicted, base))  # fmt: skip
-                counts.append((p.name, n))
-            out.append(dataclasses.replace(e, expected_failures=tuple(counts)))
-        return out
-
-    def probe_records(self) -> tuple[ProbeRecord, ...]:
-        out = []
-        for p in self.pd.drill.probes:
-            s = self.series[p.name]
-            if p.kind == "settle":
-                bad = [(label, v) for label, v in self.settles
-                       if p.tolerance is not None and not p.tolerance.check(v, None)]  # fmt: skip
-                verdict = "failed" if bad else "passed"
-                why = "; ".join(f"{lb} settled in {v:g} s" for lb, v in bad)
-                samples = tuple(Sample(next((e.actual_s for e in self.events
-                                             if e.label == lb and e.action == "inject"), 0.0),
-                                       v, p.tolerance is None or p.tolerance.check(v, None))
-                                for lb, v in self.settles)  # fmt: skip
-                out.append(ProbeRecord(p.name, p.describe(), p.mode, None, samples, verdict, why))
-                continue
-            method = [x for x in s.samples if x.t >= -1e-9]
-            if p.mode in _GATE_MODES:
-                base = [x for x in s.samples if x.t < 0] or s.samples[:1]
-                if base and not base[-1].ok:
-                    s.failed_at, s.why = base[-1].t, f"{p.name} out of tolerance at the gate"
-            verdict = "failed" if s.failed_at is not None else ("passed" if method or s.samples
-                                                                 else "not judged")  # fmt: skip
-            out.append(ProbeRecord(p.name, p.describe(), p.mode, s.baseline, tuple(s.samples),
-                                   verdict, s.why))  # fmt: skip
-        return tuple(out)
-
 
 def drill_unsupported(pd: PreparedDrill, backend: Backend) -> str | None:
     """Why ``backend`` cannot run this drill's faults or routing (None: it can)."""
@@ -576,9 +530,9 @@ def run_drill(
             finally:
                 with cleaning_up():
                     rollback = run.rollback()
-            events = run.expected()
+            events = expected(pd.drill, run.series, run.events)
             fates = tuple(f.describe() for f in session.timeline.fates)
-            probes = run.probe_records()
+            probes = probe_records(pd.drill, run.series, run.settles, run.events)
             checks = run.watch.checks()
             seen = run.watch.observed_crash
             crashes = tuple((f.name, f.crashed_at, seen.get(f.name))
