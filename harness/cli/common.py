@@ -8,13 +8,9 @@ import argparse
 import os
 import sys
 from pathlib import Path
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from harness.errors import ScenarioError
-from harness.fabric.jobs import JobSpec
-from harness.fabric.model import Fabric
-from harness.fabric.resolve import fabric_ref_for
 from harness.fabric.routing import DEFAULT_REROUTE_S
 from harness.fabric.routing import FORWARDINGS
 from harness.fabric.routing import Control
@@ -23,9 +19,13 @@ from harness.fabric.routing import RoutingOverride
 from harness.fabric.routing import control_of
 from harness.fabric.routing import resolve
 from harness.inputs.durations import parse_duration
-from harness.reporting.console import make_console
-from harness.reporting.progress import LOG_INTERVAL
-from harness.reporting.progress import ProgressReporter
+
+if TYPE_CHECKING:  # the fabric model is numpy, rich's console 50 ms: imported where used
+    from rich.console import Console
+
+    from harness.fabric.jobs import JobSpec
+    from harness.fabric.model import Fabric
+    from harness.reporting.progress import ProgressReporter
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -42,6 +42,8 @@ FABRIC_RULE = (
 
 def stdout_console() -> Console:
     """A console on the current ``sys.stdout``."""
+    from harness.reporting.console import make_console
+
     # Made per call, so tests that capture sys.stdout see the output.
     return make_console(sys.stdout)
 
@@ -55,6 +57,9 @@ def print_error(message: str) -> None:
 def progress_bar(label: str, unit: str) -> ProgressReporter:
     """The renderer for a library ``progress(done, total)`` callback: a bar on a
     terminal, a plain stderr line every HARNESS_PROGRESS_INTERVAL seconds elsewhere."""
+    from harness.reporting.progress import LOG_INTERVAL
+    from harness.reporting.progress import ProgressReporter
+
     raw = os.environ.get("HARNESS_PROGRESS_INTERVAL", str(LOG_INTERVAL))
     try:
         interval = float(raw)
@@ -109,6 +114,7 @@ def add_forwarding(p: argparse.ArgumentParser) -> None:
 def file_override(fabric: str) -> RoutingOverride | None:
     """What the ``routing:`` of the fabric file FABRIC names states; None for a preset."""
     from harness.fabric.fabric_file import fabric_file_routing
+    from harness.fabric.resolve import fabric_ref_for
 
     path = fabric_ref_for(fabric).file
     if path is None or not path.is_file():

@@ -80,7 +80,6 @@ from harness.planning.budget import breaks
 from harness.planning.budget import parse_budget
 from harness.planning.cut_pairs import CutPairs
 from harness.planning.cut_pairs import cut_pairs
-from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
 from harness.planning.margin import Margin
 from harness.planning.margin import MarginRow
 from harness.planning.margin import Progress
@@ -90,6 +89,7 @@ from harness.planning.state_summary import budget_values
 from harness.planning.state_summary import summarize
 from harness.planning.state_summary import summarize_added
 from harness.planning.sweep.cases import single_failures
+from harness.planning.sweep.categories import DEFAULT_MARGIN_CATEGORIES
 from harness.planning.sweep.ranking import rank_key
 from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.run import paused_gc
