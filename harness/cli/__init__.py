@@ -63,6 +63,8 @@ from harness.backends.signals import cleanup_on_signals
 from harness.cli.common import EXIT_BAD_INPUT
 from harness.cli.common import EXIT_ENVIRONMENT
 from harness.cli.common import EXIT_INTERRUPTED
+from harness.cli.common import check_extras
+from harness.cli.common import missing_extra
 from harness.cli.common import print_error
 from harness.errors import BackendError
 from harness.errors import ScenarioError
@@ -282,7 +284,14 @@ def main(argv: list[str] | None = None, *, exiting: bool = False) -> int:
 
 def _handle(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
-        return handler(args)
+        check_extras(args)
+        try:
+            return handler(args)
+        except ModuleNotFoundError as err:
+            extra = missing_extra(err, args)
+            if extra is None:
+                raise
+            raise extra from err
     except ScenarioError as err:
         print_error(str(err))
         return EXIT_BAD_INPUT

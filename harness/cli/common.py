@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.errors import EXTRAS
+from harness.errors import MissingExtra
 from harness.errors import ScenarioError
 from harness.fabric.routing import DEFAULT_REROUTE_S
 from harness.fabric.routing import FORWARDINGS
@@ -69,6 +71,36 @@ def progress_bar(label: str, unit: str) -> ProgressReporter:
         msg = f"HARNESS_PROGRESS_INTERVAL={raw!r}: give the seconds between progress lines"
         raise ScenarioError(msg)
     return ProgressReporter(label, unit, stream=sys.stderr, interval=interval)
+
+
+#: What an option needs beyond the base install: (option's dest, its flag, the packages).
+OPTION_EXTRAS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("report", "--report", ("jinja2", "matplotlib")),
+    ("plot", "--plot", ("matplotlib",)),
+    ("scheduler", "--scheduler", ("distributed",)),
+)
+
+
+def check_extras(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an option whose optional packages are not installed
+    (:class:`~harness.errors.MissingExtra`: one line naming the extra, exit 2)."""
+    import importlib.util
+
+    for dest, flag, packages in OPTION_EXTRAS:
+        if getattr(args, dest, None) in (None, False):
+            continue
+        for package in packages:
+            if importlib.util.find_spec(package) is None:
+                raise MissingExtra(package, f"harness {args.command} {flag}")
+
+
+def missing_extra(err: ModuleNotFoundError, args: argparse.Namespace) -> MissingExtra | None:
+    """The :class:`~harness.errors.MissingExtra` an import failure deep in a command means,
+    when the missing module is one of the optional packages (else ``None``: a real bug)."""
+    package = (err.name or "").partition(".")[0]
+    if package not in EXTRAS:
+        return None
+    return MissingExtra(package, f"harness {args.command}")
 
 
 def print_note(message: str) -> None:
