@@ -53,10 +53,10 @@ from harness.fabric.routing import Routing
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultState
 from harness.faults.state_file import load_jobs
-from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
 from harness.planning.sweep import CaseEvaluator
 from harness.planning.sweep import CaseResult
 from harness.planning.sweep.cases import single_failures
+from harness.planning.sweep.categories import DEFAULT_MARGIN_CATEGORIES
 
 JOBS = Path(__file__).resolve().parent / "jobs"
 JOB_FILES = ("seed-a800-6jobs.yaml", "seed-a800-20jobs.yaml")

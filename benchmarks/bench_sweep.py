@@ -645,8 +645,8 @@ def same_answer(a: CaseResult, b: CaseResult) -> bool:
 def bench_processes(args: argparse.Namespace, lines: list[Line]) -> bool:
     from harness.faults.fault import Fault
     from harness.faults.fault import FaultState
-    from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
     from harness.planning.sweep.cases import single_failures
+    from harness.planning.sweep.categories import DEFAULT_MARGIN_CATEGORIES
 
     print("== whole harness processes (wall and CPU of the child), and the full analysis "
           "per case as the peer ==")  # fmt: skip

@@ -46,42 +46,103 @@ Modules:
 
 from __future__ import annotations
 
-from harness.backends import Backend
-from harness.backends import ModelBackend
-from harness.errors import BackendError
-from harness.errors import FabricDesignError
-from harness.errors import HarnessError
-from harness.errors import InvariantViolation
-from harness.errors import ScenarioError
-from harness.fabric import PRESETS
-from harness.fabric import Fabric
-from harness.fabric import FabricBuilder
-from harness.fabric import Kind
-from harness.fabric import LinkKind
-from harness.fabric import dual_tor
-from harness.fabric import preset
-from harness.fabric import three_tier
-from harness.fabric import two_tier
-from harness.fabric.jobs import CheckpointSpec
-from harness.fabric.jobs import Job
-from harness.fabric.jobs import JobSpec
-from harness.fabric.jobs import resolve_jobs
-from harness.faults.fault import Fault
-from harness.faults.fault import FaultKind
-from harness.faults.fault import FaultState
-from harness.faults.selectors import Domain
-from harness.faults.selectors import select
-from harness.invariants.analysis import Analysis
-from harness.invariants.analysis import JobVerdict
-from harness.invariants.state import Observation
-from harness.observations.expect import Expect
-from harness.observations.observation import Context
-from harness.observations.registry import OBSERVATIONS
-from harness.observations.registry import observe
-from harness.run.results import ScenarioResult
-from harness.run.scenario import run_scenario
+import importlib
+from typing import TYPE_CHECKING
+from typing import Any
+
+if TYPE_CHECKING:
+    from harness.backends import Backend
+    from harness.backends import ModelBackend
+    from harness.errors import BackendError
+    from harness.errors import FabricDesignError
+    from harness.errors import HarnessError
+    from harness.errors import InvariantViolation
+    from harness.errors import ScenarioError
+    from harness.fabric import PRESETS
+    from harness.fabric import Fabric
+    from harness.fabric import FabricBuilder
+    from harness.fabric import Kind
+    from harness.fabric import LinkKind
+    from harness.fabric import dual_tor
+    from harness.fabric import preset
+    from harness.fabric import three_tier
+    from harness.fabric import two_tier
+    from harness.fabric.jobs import CheckpointSpec
+    from harness.fabric.jobs import Job
+    from harness.fabric.jobs import JobSpec
+    from harness.fabric.jobs import resolve_jobs
+    from harness.faults.fault import Fault
+    from harness.faults.fault import FaultKind
+    from harness.faults.fault import FaultState
+    from harness.faults.selectors import Domain
+    from harness.faults.selectors import select
+    from harness.invariants.analysis import Analysis
+    from harness.invariants.analysis import JobVerdict
+    from harness.invariants.state import Observation
+    from harness.observations.expect import Expect
+    from harness.observations.observation import Context
+    from harness.observations.registry import OBSERVATIONS
+    from harness.observations.registry import observe
+    from harness.run.results import ScenarioResult
+    from harness.run.scenario import run_scenario
 
 __version__ = "0.1.0"
+
+#: Each public name and the module that holds it, imported on first use (PEP 562) so
+#: that ``import harness`` (and with it every ``harness`` command's start) pays for
+#: numpy, scipy and networkx only when a name that needs them is used.
+_EXPORTS: dict[str, str] = {
+    "Analysis": "harness.invariants.analysis",
+    "Backend": "harness.backends",
+    "BackendError": "harness.errors",
+    "CheckpointSpec": "harness.fabric.jobs",
+    "Context": "harness.observations.observation",
+    "Domain": "harness.faults.selectors",
+    "Expect": "harness.observations.expect",
+    "Fabric": "harness.fabric",
+    "FabricBuilder": "harness.fabric",
+    "FabricDesignError": "harness.errors",
+    "Fault": "harness.faults.fault",
+    "FaultKind": "harness.faults.fault",
+    "FaultState": "harness.faults.fault",
+    "HarnessError": "harness.errors",
+    "InvariantViolation": "harness.errors",
+    "Job": "harness.fabric.jobs",
+    "JobSpec": "harness.fabric.jobs",
+    "JobVerdict": "harness.invariants.analysis",
+    "Kind": "harness.fabric",
+    "LinkKind": "harness.fabric",
+    "ModelBackend": "harness.backends",
+    "OBSERVATIONS": "harness.observations.registry",
+    "Observation": "harness.invariants.state",
+    "PRESETS": "harness.fabric",
+    "ScenarioError": "harness.errors",
+    "ScenarioResult": "harness.run.results",
+    "dual_tor": "harness.fabric",
+    "observe": "harness.observations.registry",
+    "preset": "harness.fabric",
+    "resolve_jobs": "harness.fabric.jobs",
+    "run_scenario": "harness.run.scenario",
+    "select": "harness.faults.selectors",
+    "three_tier": "harness.fabric",
+    "two_tier": "harness.fabric",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name``, imported from its module on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module 'harness' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __all__ = [
     "OBSERVATIONS",

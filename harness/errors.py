@@ -5,6 +5,9 @@
 * :class:`FabricDesignError` -- a fabric that cannot be built as described (port
   counts beyond the radix, a two-tier fabric past its limit).  Also the user's
   input, so a :class:`ScenarioError`.
+* :class:`MissingExtra` -- a command needs an optional package the install left out
+  (``pip install -e .`` has no Jinja2, matplotlib, pyroute2...).  The user's to fix with
+  one ``pip install``, named in the one line printed: exit 2, as bad input.
 * :class:`BackendError` -- the environment failed us (the kernel, a daemon, a
   missing tool).  Not the user's scenario, not the fabric under test.
 * :class:`InvariantViolation` -- the system under test failed an expectation.
@@ -84,6 +87,30 @@ class ScenarioError(HarnessError, ValueError):
 
 class FabricDesignError(ScenarioError):
     """A fabric that cannot be built as described (with the fix in the message)."""
+
+
+#: The optional packages and the extra (``pyproject.toml``) that installs each.
+EXTRAS: dict[str, str] = {
+    "jinja2": "report",
+    "matplotlib": "report",
+    "distributed": "sweep",
+    "pyroute2": "netns",
+    "torch": "torch",
+}
+
+
+class MissingExtra(ScenarioError):
+    """An optional package a command needs is not installed; the message names the extra.
+
+    >>> print(MissingExtra("jinja2", "--report"))
+    --report needs 'jinja2' (optional, not in the base install): pip install 'harness[report]'
+    """
+
+    def __init__(self, package: str, what: str) -> None:
+        self.package = package
+        extra = EXTRAS.get(package)
+        fix = f"pip install 'harness[{extra}]'" if extra else f"pip install {package}"
+        super().__init__(f"{what} needs {package!r} (optional, not in the base install): {fix}")
 
 
 class BackendError(HarnessError):

@@ -32,6 +32,12 @@ Options (group ``harness``)
     ``--save-reproducer DIR``: where property tests (:mod:`harness.search.stateful`)
     write the scenario file that reproduces a failure.
 
+Markers
+    A scenario's ``tags:`` are markers of its item, registered as they are collected
+    (``--strict-markers`` keeps working): ``pytest -m "spine and not bgp"`` selects.
+    Tags named like pytest's own markers (:data:`BUILTIN_MARKERS`) or that are no marker
+    name stay tags only.
+
 A failed expectation is reported as plain text (the steps' story, then
 expected vs observed, detail and file:line for each failed expectation); bad
 input found while running (a selector that matches nothing) as its located
@@ -84,6 +90,7 @@ class HarnessState:
 
 STATE_KEY = pytest.StashKey[HarnessState]()
 SAVED_ENV_KEY = pytest.StashKey[str | None]()
+TAGS_KEY = pytest.StashKey[set[str]]()  # the scenario tags registered as markers
 
 
 class ScenarioFailed(Exception):
@@ -214,6 +221,31 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFi
     return None
 
 
+#: A tag usable as a marker name in ``-m`` expressions and the ``markers`` ini lines
+#: (``blast-radius``, ``domain-ref-1``); others stay tags (``harness run --tag``) only.
+MARKER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+#: pytest's own markers, which mean something to it: a scenario tag of one of these names
+#: (``skip``, ``xfail``...) is not made a marker, or tagging would change how it runs.
+BUILTIN_MARKERS = frozenset(
+    {"skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings", "tryfirst",
+     "trylast"}
+)  # fmt: skip
+
+
+def _mark_with_tag(config: pytest.Config, item: pytest.Item, tag: str) -> None:
+    """Mark ``item`` with the scenario tag ``tag``, registered first (so ``pytest -m spine``
+    selects and ``--strict-markers`` keeps working; registered as scenarios are collected,
+    so ``pytest --markers``, which collects nothing, does not list them)."""
+    if tag in BUILTIN_MARKERS or not MARKER_NAME.fullmatch(tag):
+        return
+    registered = config.stash.setdefault(TAGS_KEY, set())
+    if tag not in registered:
+        config.addinivalue_line("markers", f"{tag}: harness scenarios tagged {tag}")
+        registered.add(tag)
+    item.add_marker(getattr(pytest.mark, tag))
+
+
 class ScenarioFile(pytest.File):
     """A scenario file: one item per scenario in it."""
 
@@ -225,6 +257,8 @@ class ScenarioFile(pytest.File):
             item: ScenarioItem = ScenarioItem.from_parent(
                 self, name=scenario.name, scenario=scenario
             )
+            for tag in scenario.tags:
+                _mark_with_tag(self.config, item, tag)
             if backend not in scenario.backends:
                 # A mark, not pytest.skip() in runtest: the report then points
                 # at the scenario (reportinfo), not at this plugin.

@@ -44,15 +44,18 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
+from typing import Any
 from typing import cast
-from typing import get_args
 
-from harness.backends.model import ModelBackend
-from harness.backends.protocol import Backend
-from harness.backends.protocol import BackendName
-from harness.backends.protocol import Capabilities
 from harness.errors import ScenarioError
 from harness.inputs.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from harness.backends.model import ModelBackend
+    from harness.backends.protocol import Backend
+    from harness.backends.protocol import BackendName
+    from harness.backends.protocol import Capabilities
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,18 +65,24 @@ class BackendInfo:
     name: str
     module: str
     summary: str
+    #: Needs nothing but the base install, so it is not probed: importing the model backend
+    #: imports the analysis (numpy, scipy), which ``harness run --help`` would pay for.
+    always_available: bool = False
 
 
 REGISTRY: tuple[BackendInfo, ...] = (
-    BackendInfo("model", "harness.backends.model", "the fabric as an in-memory graph"),
+    BackendInfo(
+        "model", "harness.backends.model", "the fabric as an in-memory graph", always_available=True
+    ),
     BackendInfo(
         "netns", "harness.backends.netns", "Linux network namespaces: real routing and traffic"
     ),
     BackendInfo("ibsim", "harness.backends.ibsim", "an InfiniBand simulator routed by OpenSM"),
     BackendInfo("docker", "harness.backends.docker", "Docker containers as servers"),
 )
-BACKENDS: tuple[str, ...] = get_args(BackendName)
-assert tuple(b.name for b in REGISTRY) == BACKENDS
+#: The backends' names (``BackendName`` in :mod:`~harness.backends.protocol` spells the same
+#: names as a type, and checks that it does when it is imported).
+BACKENDS: tuple[str, ...] = tuple(b.name for b in REGISTRY)
 
 
 def _info(name: str) -> BackendInfo | None:
@@ -86,6 +95,8 @@ def unavailable(name: str) -> str | None:
     info = _info(name)
     if info is None:
         return "unknown backend"
+    if info.always_available:
+        return None
     try:
         module = importlib.import_module(info.module)
     except ModuleNotFoundError as err:
@@ -129,6 +140,28 @@ def make_backend(name: str) -> Backend:
     assert info is not None
     factory = cast("Callable[[], Backend]", importlib.import_module(info.module).create)
     return factory()
+
+
+#: Re-exported names and their modules, imported on first use (PEP 562): the protocol
+#: pulls in the fabric model (numpy) and the model backend the analysis (scipy), which
+#: listing or checking backends, or the signal handling, does not need.
+_EXPORTS: dict[str, str] = {
+    "Backend": "harness.backends.protocol",
+    "BackendName": "harness.backends.protocol",
+    "Capabilities": "harness.backends.protocol",
+    "ModelBackend": "harness.backends.model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A re-exported name, imported from its module on first use."""
+    module = _EXPORTS.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
 
 
 __all__ = [

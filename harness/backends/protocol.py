@@ -46,8 +46,10 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Literal
 from typing import Protocol
+from typing import get_args
 from typing import runtime_checkable
 
+from harness.backends import BACKENDS
 from harness.backends.measurement import MEASUREMENT_KINDS
 from harness.backends.measurement import Measurements
 from harness.backends.measurement import MeasurePlan
@@ -62,6 +64,7 @@ from harness.faults.fault import AppliedFault
 from harness.faults.fault import FaultKind
 
 BackendName = Literal["model", "netns", "ibsim", "docker"]
+assert get_args(BackendName) == BACKENDS, "BackendName and harness.backends.REGISTRY differ"
 
 
 @dataclass(frozen=True, slots=True)

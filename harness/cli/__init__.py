@@ -54,105 +54,151 @@ Modules:
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
+from typing import cast
 
 from harness.backends.signals import Stopped
 from harness.backends.signals import cleanup_on_signals
-from harness.cli.audit import cmd_audit
-from harness.cli.audit import cmd_export
-from harness.cli.audit import configure_audit
-from harness.cli.audit import configure_export
 from harness.cli.common import EXIT_BAD_INPUT
 from harness.cli.common import EXIT_ENVIRONMENT
 from harness.cli.common import EXIT_INTERRUPTED
+from harness.cli.common import check_extras
+from harness.cli.common import missing_extra
 from harness.cli.common import print_error
-from harness.cli.drill import cmd_drill
-from harness.cli.drill import cmd_halt
-from harness.cli.drill import cmd_journal
-from harness.cli.drill import configure_drill
-from harness.cli.drill import configure_halt
-from harness.cli.drill import configure_journal
-from harness.cli.emulate import cmd_clean
-from harness.cli.emulate import cmd_emulate
-from harness.cli.emulate import configure_clean
-from harness.cli.emulate import configure_emulate
-from harness.cli.imports import cmd_import
-from harness.cli.imports import configure_import
-from harness.cli.risk import cmd_risk
-from harness.cli.risk import configure_risk
-from harness.cli.run import cmd_run
-from harness.cli.run import cmd_validate
-from harness.cli.run import configure_run
-from harness.cli.run import configure_validate
-from harness.cli.show import cmd_show
-from harness.cli.show import configure_show
-from harness.cli.sweep import cmd_sweep
-from harness.cli.sweep import configure_sweep
 from harness.errors import BackendError
 from harness.errors import ScenarioError
 
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """One subcommand: its name, help line, argument set-up and body."""
+    """One subcommand: its name, help line, and where its argument set-up and body live.
+
+    ``module`` is imported only when the command is parsed for (its own ``--help``, a run,
+    the completion script), so ``harness --version`` and every other command's start pay
+    nothing for it (:func:`build_parser`).
+    """
 
     name: str
     help: str
-    configure: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
+    module: str
+    configure_name: str
+    run_name: str
+
+    @property
+    def configure(self) -> Callable[[argparse.ArgumentParser], None]:
+        """The function that adds the command's arguments to its parser."""
+        return cast(
+            "Callable[[argparse.ArgumentParser], None]",
+            getattr(importlib.import_module(self.module), self.configure_name),
+        )
+
+    @property
+    def run(self) -> Callable[[argparse.Namespace], int]:
+        """The command's body: parsed arguments in, exit code out."""
+        return cast(
+            "Callable[[argparse.Namespace], int]",
+            getattr(importlib.import_module(self.module), self.run_name),
+        )
 
 
 # -- the table ----------------------------------------------------------------------------
 COMMANDS: tuple[Command, ...] = (
-    Command("run", "run scenarios and report what survived", configure_run, cmd_run),
+    Command(
+        "run",
+        "run scenarios and report what survived",
+        "harness.cli.run",
+        "configure_run",
+        "cmd_run",
+    ),
     Command(
         "validate",
         "check scenario files as run would (fabrics built, selectors resolved), without running",
-        configure_validate,
-        cmd_validate,
+        "harness.cli.run",
+        "configure_validate",
+        "cmd_validate",
     ),
     Command(
         "drill",
         "run chaos drills: timed faults under probes, aborted on a bad sign, rolled back",
-        configure_drill,
-        cmd_drill,
+        "harness.cli.drill",
+        "configure_drill",
+        "cmd_drill",
     ),
-    Command("halt", "stop a running drill, or every drill on this host", configure_halt, cmd_halt),
-    Command("journal", "show or compare saved drill journals", configure_journal, cmd_journal),
-    Command("show", "describe a fabric (a preset or a fabric file)", configure_show, cmd_show),
-    Command("risk", "the blast radius of a change and its N+1 margin", configure_risk, cmd_risk),
+    Command(
+        "halt",
+        "stop a running drill, or every drill on this host",
+        "harness.cli.drill",
+        "configure_halt",
+        "cmd_halt",
+    ),
+    Command(
+        "journal",
+        "show or compare saved drill journals",
+        "harness.cli.drill",
+        "configure_journal",
+        "cmd_journal",
+    ),
+    Command(
+        "show",
+        "describe a fabric (a preset or a fabric file)",
+        "harness.cli.show",
+        "configure_show",
+        "cmd_show",
+    ),
+    Command(
+        "risk",
+        "the blast radius of a change and its N+1 margin",
+        "harness.cli.risk",
+        "configure_risk",
+        "cmd_risk",
+    ),
     Command(
         "sweep",
         "every single (and paired) failure of a fabric, ranked",
-        configure_sweep,
-        cmd_sweep,
+        "harness.cli.sweep",
+        "configure_sweep",
+        "cmd_sweep",
     ),
     Command(
-        "audit", "a live topology dump against the intended design", configure_audit, cmd_audit
+        "audit",
+        "a live topology dump against the intended design",
+        "harness.cli.audit",
+        "configure_audit",
+        "cmd_audit",
     ),
-    Command("import", "write a topology dump as a fabric file", configure_import, cmd_import),
+    Command(
+        "import",
+        "write a topology dump as a fabric file",
+        "harness.cli.imports",
+        "configure_import",
+        "cmd_import",
+    ),
     Command(
         "export",
         "write a fabric for containerlab, ibsim or GraphML",
-        configure_export,
-        cmd_export,
+        "harness.cli.audit",
+        "configure_export",
+        "cmd_export",
     ),
     Command(
         "emulate",
         "bring a fabric up in network namespaces (root)",
-        configure_emulate,
-        cmd_emulate,
+        "harness.cli.emulate",
+        "configure_emulate",
+        "cmd_emulate",
     ),
     Command(
         "clean",
         "remove what crashed runs left on this host (ledger-driven)",
-        configure_clean,
-        cmd_clean,
+        "harness.cli.emulate",
+        "configure_clean",
+        "cmd_clean",
     ),
 )
 
@@ -191,8 +237,14 @@ def package_version() -> str:
         return __version__
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``harness`` argument parser: every subcommand, with shell completion."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``harness`` argument parser: every subcommand, with shell completion.
+
+    ``only``: set up that subcommand's arguments alone (the others keep their name and
+    help line, all ``harness --help`` shows), so a command imports its own module and no
+    other; ``""`` none (``--version``, ``--help``); ``None`` every one (the completion
+    script names every option).
+    """
     import shtab
 
     parser = argparse.ArgumentParser(
@@ -212,10 +264,22 @@ def build_parser() -> argparse.ArgumentParser:
             epilog=EXIT_CODES_HELP,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        cmd.configure(p)
-        _complete_paths(p)
-        p.set_defaults(handler=cmd.run)
+        if only is None or only == cmd.name:
+            cmd.configure(p)
+            _complete_paths(p)
+        p.set_defaults(command_row=cmd)
     return parser
+
+
+def _command_named(argv: list[str]) -> str | None:
+    """What :func:`build_parser` must set up for ``argv``: the subcommand it runs (``""``:
+    none, ``harness --version`` or ``--help``), or ``None`` (every one: the completion script,
+    or an argument line it cannot tell, which argparse then explains)."""
+    for arg in argv:
+        if arg in ("-h", "--help", "--version"):
+            continue
+        return arg if any(c.name == arg for c in COMMANDS) else None
+    return ""
 
 
 _PATH_METAVARS = ("PATH", "FABRIC", "FILE", "FILE|per-su", "DUMP", "FILE.png")
@@ -237,12 +301,14 @@ def main(argv: list[str] | None = None, *, exiting: bool = False) -> int:
     so a signal that arrives once the command has cleaned up is ignored (the exit code
     stays the one returned) instead of the old handlers coming back.
     """
-    parser = build_parser()
+    arguments = sys.argv[1:] if argv is None else argv
+    parser = build_parser(only=_command_named(arguments))
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
     except SystemExit as exit_:  # argparse: --help (0) or a usage error (2)
         return exit_.code if isinstance(exit_.code, int) else EXIT_BAD_INPUT
-    handler: Callable[[argparse.Namespace], int] = args.handler
+    command: Command = args.command_row
+    handler = command.run
     # Every way out runs the cleanups: SIGTERM and SIGHUP raise Stopped, SIGINT
     # KeyboardInterrupt; a signal during a cleanup waits for it (harness.backends.signals).
     with cleanup_on_signals(then_ignore=exiting):
@@ -251,7 +317,14 @@ def main(argv: list[str] | None = None, *, exiting: bool = False) -> int:
 
 def _handle(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
-        return handler(args)
+        check_extras(args)
+        try:
+            return handler(args)
+        except ModuleNotFoundError as err:
+            extra = missing_extra(err, args)
+            if extra is None:
+                raise
+            raise extra from err
     except ScenarioError as err:
         print_error(str(err))
         return EXIT_BAD_INPUT

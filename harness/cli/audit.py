@@ -23,23 +23,12 @@ from harness.cli.imports import fabric_or_dump
 from harness.cli.imports import print_warnings
 from harness.cli.imports import rules_of
 from harness.errors import BackendError
-from harness.fabric.jobs import resolve_jobs
-from harness.fabric.resolve import resolve_fabric
-from harness.fabric.routing import resolve
-from harness.observations.budget import parse_budget
-from harness.planning.audit.faults import faults_from_audit
-from harness.planning.audit.rewire import rewired
-from harness.planning.audit.rewire import wrong_rail_effects
-from harness.planning.risk import assess
-from harness.reporting.changes import AUDIT
-from harness.reporting.changes import print_risk
-from harness.reporting.risk_json import to_json as risk_json
-from harness.words import plural
 
 
 # -- harness audit --------------------------------------------------------------------
 def configure_audit(p: argparse.ArgumentParser) -> None:
     """The arguments of ``harness audit``."""
+
     p.add_argument(
         "dump",
         type=Path,
@@ -70,8 +59,20 @@ def configure_audit(p: argparse.ArgumentParser) -> None:
 def cmd_audit(args: argparse.Namespace) -> int:
     """``harness audit``: compare a live dump with its design, then the N+1 margin of what
     differs."""
+    from harness.fabric.jobs import resolve_jobs
+    from harness.fabric.resolve import resolve_fabric
+    from harness.fabric.routing import resolve
     from harness.importers import load_dump
+    from harness.observations.budget import parse_budget
     from harness.planning.audit.diff import diff_fabrics
+    from harness.planning.audit.faults import faults_from_audit
+    from harness.planning.audit.rewire import rewired
+    from harness.planning.audit.rewire import wrong_rail_effects
+    from harness.planning.risk import assess
+    from harness.reporting.changes import AUDIT
+    from harness.reporting.changes import print_risk
+    from harness.reporting.risk_json import to_json as risk_json
+    from harness.words import plural
 
     if args.design is None:
         return _audit_regular(args)
@@ -188,6 +189,7 @@ EXPORT_FORMATS = ("containerlab", "graphml", "ibsim", "slurm")
 
 def configure_export(p: argparse.ArgumentParser) -> None:
     """The arguments of ``harness export``."""
+
     p.add_argument(
         "fabric",
         metavar="FABRIC",

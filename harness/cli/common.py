@@ -8,13 +8,11 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-
+from harness.errors import EXTRAS
+from harness.errors import MissingExtra
 from harness.errors import ScenarioError
-from harness.fabric.jobs import JobSpec
-from harness.fabric.model import Fabric
-from harness.fabric.resolve import fabric_ref_for
 from harness.fabric.routing import DEFAULT_REROUTE_S
 from harness.fabric.routing import FORWARDINGS
 from harness.fabric.routing import Control
@@ -23,9 +21,13 @@ from harness.fabric.routing import RoutingOverride
 from harness.fabric.routing import control_of
 from harness.fabric.routing import resolve
 from harness.inputs.durations import parse_duration
-from harness.reporting.console import make_console
-from harness.reporting.progress import LOG_INTERVAL
-from harness.reporting.progress import ProgressReporter
+
+if TYPE_CHECKING:  # the fabric model is numpy, rich's console 50 ms: imported where used
+    from rich.console import Console
+
+    from harness.fabric.jobs import JobSpec
+    from harness.fabric.model import Fabric
+    from harness.reporting.progress import ProgressReporter
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -42,6 +44,8 @@ FABRIC_RULE = (
 
 def stdout_console() -> Console:
     """A console on the current ``sys.stdout``."""
+    from harness.reporting.console import make_console
+
     # Made per call, so tests that capture sys.stdout see the output.
     return make_console(sys.stdout)
 
@@ -55,6 +59,9 @@ def print_error(message: str) -> None:
 def progress_bar(label: str, unit: str) -> ProgressReporter:
     """The renderer for a library ``progress(done, total)`` callback: a bar on a
     terminal, a plain stderr line every HARNESS_PROGRESS_INTERVAL seconds elsewhere."""
+    from harness.reporting.progress import LOG_INTERVAL
+    from harness.reporting.progress import ProgressReporter
+
     raw = os.environ.get("HARNESS_PROGRESS_INTERVAL", str(LOG_INTERVAL))
     try:
         interval = float(raw)
@@ -64,6 +71,36 @@ def progress_bar(label: str, unit: str) -> ProgressReporter:
         msg = f"HARNESS_PROGRESS_INTERVAL={raw!r}: give the seconds between progress lines"
         raise ScenarioError(msg)
     return ProgressReporter(label, unit, stream=sys.stderr, interval=interval)
+
+
+#: What an option needs beyond the base install: (option's dest, its flag, the packages).
+OPTION_EXTRAS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("report", "--report", ("jinja2", "matplotlib")),
+    ("plot", "--plot", ("matplotlib",)),
+    ("scheduler", "--scheduler", ("distributed",)),
+)
+
+
+def check_extras(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an option whose optional packages are not installed
+    (:class:`~harness.errors.MissingExtra`: one line naming the extra, exit 2)."""
+    import importlib.util
+
+    for dest, flag, packages in OPTION_EXTRAS:
+        if getattr(args, dest, None) in (None, False):
+            continue
+        for package in packages:
+            if importlib.util.find_spec(package) is None:
+                raise MissingExtra(package, f"harness {args.command} {flag}")
+
+
+def missing_extra(err: ModuleNotFoundError, args: argparse.Namespace) -> MissingExtra | None:
+    """The :class:`~harness.errors.MissingExtra` an import failure deep in a command means,
+    when the missing module is one of the optional packages (else ``None``: a real bug)."""
+    package = (err.name or "").partition(".")[0]
+    if package not in EXTRAS:
+        return None
+    return MissingExtra(package, f"harness {args.command}")
 
 
 def print_note(message: str) -> None:
@@ -109,6 +146,7 @@ def add_forwarding(p: argparse.ArgumentParser) -> None:
 def file_override(fabric: str) -> RoutingOverride | None:
     """What the ``routing:`` of the fabric file FABRIC names states; None for a preset."""
     from harness.fabric.fabric_file import fabric_file_routing
+    from harness.fabric.resolve import fabric_ref_for
 
     path = fabric_ref_for(fabric).file
     if path is None or not path.is_file():

@@ -7,30 +7,26 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from harness.backends import check_backend
-from harness.backends import make_backend
 from harness.cli.common import EXIT_BAD_INPUT
 from harness.cli.common import EXIT_FAILED
 from harness.cli.common import EXIT_OK
 from harness.cli.common import print_note
 from harness.cli.common import stdout_console
-from harness.cli.run import load_all
 from harness.errors import BackendError
 from harness.errors import ScenarioError
-from harness.run.drill.document import predicted_half
-from harness.run.drill.halt import HaltLever
-from harness.run.drill.journal import read_journal
-from harness.run.drill.results import TIME_TOLERANCE
-from harness.run.drill.results import DrillResult
-from harness.run.drill.runner import drill_unsupported
-from harness.run.drill.runner import run_drill
-from harness.scenario.drill_prepare import PreparedDrill
-from harness.scenario.drill_prepare import prepare_drill
-from harness.scenario.load import load_text
-from harness.scenario.model import Scenario
+
+if TYPE_CHECKING:  # the drill machinery is imported when a drill command runs, not to parse
+    from harness.run.drill.results import DrillResult
+    from harness.scenario.drill_prepare import PreparedDrill
+    from harness.scenario.model import Scenario
+
+#: Times within this fraction count as agreeing (harness.run.drill.results.TIME_TOLERANCE; a
+#: test checks the two agree).
+TIME_TOLERANCE = 0.10
 
 
 def configure_drill(p: argparse.ArgumentParser) -> None:
@@ -64,6 +60,8 @@ def configure_drill(p: argparse.ArgumentParser) -> None:
 
 def _drills(paths: list[Path]) -> tuple[list[Scenario], list[str]]:
     """The drill scenarios under ``paths``; the load problems, one string each."""
+    from harness.cli.run import load_all
+
     _, scenarios, errors = load_all(paths)
     problems = [str(err) for _, err in errors]
     drills = [s for s in scenarios if s.drill is not None]
@@ -82,6 +80,13 @@ def _journal_dir(root: Path | None, name: str, many: bool) -> Path | None:
 def cmd_drill(args: argparse.Namespace) -> int:
     """``harness drill``: each drill in turn; exit 0 when all pass, 1 when one failed,
     aborted or measured otherwise than predicted, 2 on bad input."""
+    from harness.backends import check_backend
+    from harness.backends import make_backend
+    from harness.run.drill.halt import HaltLever
+    from harness.run.drill.runner import drill_unsupported
+    from harness.run.drill.runner import run_drill
+    from harness.scenario.drill_prepare import prepare_drill
+
     if args.replay is not None:
         return _replay(args)
     if not args.paths:
@@ -182,6 +187,12 @@ def _write_junit(results: list[DrillResult], path: Path) -> None:
 
 def _replay(args: argparse.Namespace) -> int:
     """``harness drill --replay JOURNAL``: the journal's drill again, on the model."""
+    from harness.backends import make_backend
+    from harness.run.drill.document import predicted_half
+    from harness.run.drill.runner import run_drill
+    from harness.scenario.drill_prepare import prepare_drill
+    from harness.scenario.load import load_text
+
     if args.backend != "model":
         msg = "--replay runs on the model only (--backend model)"
         raise ScenarioError(msg)
@@ -228,6 +239,8 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    from harness.run.drill.journal import read_journal
+
     try:
         return read_journal(path)
     except (OSError, ValueError, KeyError) as err:
@@ -250,6 +263,8 @@ def configure_halt(p: argparse.ArgumentParser) -> None:
 
 def cmd_halt(args: argparse.Namespace) -> int:
     """``harness halt``: pull the lever (idempotent)."""
+    from harness.run.drill.halt import HaltLever
+
     lever = HaltLever()
     console = stdout_console()
     if args.release:

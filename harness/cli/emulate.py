@@ -11,7 +11,6 @@ from harness.cli.common import file_override
 from harness.cli.common import print_error
 from harness.cli.common import routing_arg
 from harness.errors import ScenarioError
-from harness.fabric.resolve import resolve_fabric
 from harness.fabric.routing import Routing
 from harness.fabric.routing import RoutingOverride
 from harness.fabric.routing import parse_bfd
@@ -59,6 +58,7 @@ def emulate_routing(fabric: str, control: str | None, bfd: str | None) -> Routin
 def cmd_emulate(args: argparse.Namespace) -> int:
     """``harness emulate up|down|status``: leave a netns emulation up, take it down, list them."""
     from harness.backends.netns import session
+    from harness.fabric.resolve import resolve_fabric
 
     if args.action == "status":
         runs = session.status()

@@ -20,11 +20,9 @@ from typing import TYPE_CHECKING
 
 from harness.cli.common import EXIT_OK
 from harness.errors import BackendError
-from harness.fabric.model import Fabric
-from harness.fabric.resolve import fabric_ref_for
-from harness.fabric.resolve import resolve_fabric
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the fabric model (numpy) is imported when a command runs, not to parse
+    from harness.fabric.model import Fabric
     from harness.importers.rules import InferenceRules
 
 
@@ -43,6 +41,8 @@ def fabric_or_dump(name: str) -> Fabric:
     FABRIC's rule comes first (a bare name is a preset); a file is a dump when
     :func:`~harness.importers.sniff_format` tells its format.
     """
+    from harness.fabric.resolve import fabric_ref_for
+    from harness.fabric.resolve import resolve_fabric
     from harness.importers import load_dump
     from harness.importers import sniff_format
 

@@ -20,18 +20,11 @@ from harness.cli.common import progress_bar
 from harness.cli.common import stdout_console
 from harness.cli.common import wrote_report
 from harness.errors import ScenarioError
-from harness.fabric.jobs import resolve_jobs
-from harness.fabric.resolve import resolve_fabric
 from harness.observations.budget import BUDGET_METRICS
 from harness.observations.budget import DEFAULT_BUDGET
 from harness.observations.budget import DEFAULT_BUDGET_RULE
 from harness.observations.budget import parse_budget
-from harness.planning.audit.state import live_state
-from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
-from harness.planning.risk import assess
-from harness.planning.sweep.cases import parse_categories
-from harness.reporting.changes import print_risk
-from harness.reporting.risk_json import to_json as risk_json
+from harness.planning.sweep.categories import DEFAULT_MARGIN_CATEGORIES
 
 
 def configure_risk(p: argparse.ArgumentParser) -> None:
@@ -95,6 +88,14 @@ def configure_risk(p: argparse.ArgumentParser) -> None:
 
 def cmd_risk(args: argparse.Namespace) -> int:
     """``harness risk``: the N+1 margin after a change; fails when the change is not safe."""
+    from harness.fabric.jobs import resolve_jobs
+    from harness.fabric.resolve import resolve_fabric
+    from harness.planning.audit.state import live_state
+    from harness.planning.risk import assess
+    from harness.planning.sweep.cases import parse_categories
+    from harness.reporting.changes import print_risk
+    from harness.reporting.risk_json import to_json as risk_json
+
     fabric = resolve_fabric(args.fabric)
     jobs = resolve_jobs(jobs_of(args, fabric), fabric)
     fabric, state, notes = live_state(fabric, args.state)  # wrong-rail cables moved

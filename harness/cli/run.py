@@ -9,12 +9,9 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import TypeAlias
 
-from rich.console import Console
-
-from harness.backends import available_backends
-from harness.backends import check_backend
-from harness.backends import describe_unavailable
 from harness.cli.common import EXIT_BAD_INPUT
 from harness.cli.common import EXIT_FAILED
 from harness.cli.common import EXIT_OK
@@ -31,28 +28,22 @@ from harness.fabric.routing import ENGINES
 from harness.fabric.routing import Engine
 from harness.fabric.routing import RoutingOverride
 from harness.fabric.routing import engine_of
-from harness.observations.plans import MeasureOptions
-from harness.reporting.console import ConsoleReporter
-from harness.reporting.json_report import write_json
-from harness.reporting.junit import write_junit
-from harness.reporting.outcome import RunReport
-from harness.reporting.outcome import Skipped
-from harness.run.observers import RunObserver
-from harness.run.results import ScenarioResult
-from harness.run.scenario import run_scenario
-from harness.scenario.discover import discover
-from harness.scenario.load import load_file
-from harness.scenario.model import Scenario
-from harness.scenario.prepare import reported_routing
-from harness.scenario.select import select
-from harness.scenario.validate import validate
-from harness.words import plural
 
-Loaded = tuple[list[Path], list[Scenario], list[tuple[Path, ScenarioError]]]
+if TYPE_CHECKING:  # the run stage imports the analysis (numpy, scipy): only when a command runs
+    from harness.observations.plans import MeasureOptions
+    from harness.reporting.console import ConsoleReporter
+    from harness.run.observers import RunObserver
+    from harness.run.results import ScenarioResult
+    from harness.scenario.model import Scenario
+
+Loaded: TypeAlias = "tuple[list[Path], list[Scenario], list[tuple[Path, ScenarioError]]]"
 
 
 def load_all(paths: Sequence[Path]) -> Loaded:
     """Discover and load every file; collect every file's problems instead of stopping."""
+    from harness.scenario.discover import discover
+    from harness.scenario.load import load_file
+
     files = discover(paths)
     if not files:
         shown = ", ".join(str(p) for p in paths)
@@ -68,9 +59,17 @@ def load_all(paths: Sequence[Path]) -> Loaded:
     return files, scenarios, errors
 
 
+#: ``--sample``'s default: MeasureOptions().per_rail, restated so that building the parser
+#: does not import the measurement plans (the analysis); tests/cli/test_startup.py checks it.
+SAMPLE_PER_RAIL = 16
+
+
 # -- harness run ----------------------------------------------------------------------
 def configure_run(p: argparse.ArgumentParser) -> None:
     """The arguments of ``harness run``."""
+    from harness.backends import available_backends
+    from harness.backends import describe_unavailable
+
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH",
                    help="scenario files or directories (searched for *.yaml, *.yml)")  # fmt: skip
     available = available_backends()
@@ -90,7 +89,7 @@ def configure_run(p: argparse.ArgumentParser) -> None:
                    "minhop/dor shortest")  # fmt: skip
     p.add_argument("--allow-empty", action="store_true",
                    help="exit 0 even if no scenario ran (all filtered out or skipped)")  # fmt: skip
-    p.add_argument("--sample", type=_sample_arg, default=MeasureOptions().per_rail,
+    p.add_argument("--sample", type=_sample_arg, default=SAMPLE_PER_RAIL,
                    metavar="N|all",
                    help="NIC pairs probed per rail at each step on a measuring backend "
                    "(default: %(default)s; 'all': every pair)")  # fmt: skip
@@ -110,6 +109,8 @@ def configure_run(p: argparse.ArgumentParser) -> None:
 
 
 def _backend_arg(value: str) -> str:
+    from harness.backends import check_backend
+
     try:
         return check_backend(value)
     except ScenarioError as err:
@@ -133,6 +134,8 @@ def _sample_arg(value: str) -> int | None:
 
 
 def _bad_input_result(path: Path, err: ScenarioError, backend: str) -> ScenarioResult:
+    from harness.run.results import ScenarioResult
+
     return ScenarioResult(path.name, str(path), backend, "error", error=str(err))
 
 
@@ -145,6 +148,10 @@ def _run_one(
     *,
     routing: RoutingOverride | None,
 ) -> ScenarioResult:
+    from harness.run.results import ScenarioResult
+    from harness.run.scenario import run_scenario
+    from harness.scenario.prepare import reported_routing
+
     try:
         return run_scenario(scenario, backend, observers, options, routing)
     except ScenarioError as err:
@@ -161,6 +168,17 @@ def _run_one(
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``harness run``: run the selected scenarios on a backend; the exit code says how it went."""
+    from rich.console import Console
+
+    from harness.observations.plans import MeasureOptions
+    from harness.reporting.console import ConsoleReporter
+    from harness.reporting.json_report import write_json
+    from harness.reporting.junit import write_junit
+    from harness.reporting.outcome import RunReport
+    from harness.reporting.outcome import Skipped
+    from harness.scenario.select import select
+    from harness.words import plural
+
     start = time.perf_counter()
     backend: str = args.backend
     files, scenarios, load_errors = load_all(args.paths)
@@ -226,6 +244,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _nothing_matched(args: argparse.Namespace, files: int) -> str:
+    from harness.words import plural
+
     asked = [f"-k {args.keyword!r}"] if args.keyword is not None else []
     asked += [f"--tag {t}" for t in args.tag]
     return (
@@ -237,6 +257,7 @@ def _nothing_matched(args: argparse.Namespace, files: int) -> str:
 # -- harness validate -------------------------------------------------------------------
 def configure_validate(p: argparse.ArgumentParser) -> None:
     """The arguments of ``harness validate``."""
+
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH",
                    help="scenario files or directories (searched for *.yaml, *.yml)")  # fmt: skip
     p.add_argument("--json", action="store_true",
@@ -245,6 +266,9 @@ def configure_validate(p: argparse.ArgumentParser) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """``harness validate``: load and prepare every scenario without running one."""
+    from harness.scenario.validate import validate
+    from harness.words import plural
+
     # Builds every fabric and resolves every selector, job, restore and expectation
     # argument (harness.scenario.prepare, the step `run` takes before injecting).
     result = validate(*load_all(args.paths))

@@ -6,17 +6,11 @@ import argparse
 import json
 import sys
 
-from rich.table import Table
-from rich.text import Text
-
 from harness.cli.common import EXIT_OK
 from harness.cli.common import FABRIC_RULE
 from harness.cli.common import stdout_console
 from harness.cli.imports import fabric_or_dump
 from harness.errors import ScenarioError
-from harness.fabric.presets import PRESETS
-from harness.reporting.fabric_view import fabric_document
-from harness.reporting.fabric_view import print_fabric
 
 
 def configure_show(p: argparse.ArgumentParser) -> None:
@@ -34,6 +28,7 @@ def preset_descriptions() -> dict[str, str]:
     Falls back to the generator and its parameters for a preset the table lacks.
     """
     from harness.fabric import presets
+    from harness.fabric.presets import PRESETS
 
     rows: dict[str, list[str]] = {}
     current: list[str] | None = None
@@ -57,6 +52,12 @@ def preset_descriptions() -> dict[str, str]:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """``harness show``: a fabric's summary, or the list of presets."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from harness.reporting.fabric_view import fabric_document
+    from harness.reporting.fabric_view import print_fabric
+
     console = stdout_console()
     if args.list:
         descriptions = preset_descriptions()

@@ -20,22 +20,15 @@ from harness.cli.common import progress_bar
 from harness.cli.common import stdout_console
 from harness.cli.common import wrote_report
 from harness.errors import BackendError
-from harness.fabric.resolve import resolve_fabric
 from harness.inputs import cli_args
-from harness.planning.audit.state import live_state
-from harness.planning.sweep.cases import CATEGORIES
-from harness.planning.sweep.cases import DEFAULT_CATEGORIES
-from harness.planning.sweep.cases import parse_categories
-from harness.planning.sweep.run import SweepSpec
-from harness.planning.sweep.run import run_sweep
-from harness.reporting.changes import print_sweep
-from harness.reporting.sweep_files import plot
-from harness.reporting.sweep_files import to_json as sweep_json
-from harness.reporting.sweep_files import write_csv
+from harness.planning.sweep.categories import CATEGORIES
+from harness.planning.sweep.categories import DEFAULT_CATEGORIES
+from harness.planning.sweep.categories import parse_categories
 
 
 def configure_sweep(p: argparse.ArgumentParser) -> None:
     """The arguments of ``harness sweep``."""
+
     p.add_argument(
         "fabric", metavar="FABRIC", help="a preset name or a fabric file: " + FABRIC_RULE
     )
@@ -101,6 +94,15 @@ def configure_sweep(p: argparse.ArgumentParser) -> None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     """``harness sweep``: every failure case of the chosen elements, and what each costs the
     jobs."""
+    from harness.fabric.resolve import resolve_fabric
+    from harness.planning.audit.state import live_state
+    from harness.planning.sweep.run import SweepSpec
+    from harness.planning.sweep.run import run_sweep
+    from harness.reporting.changes import print_sweep
+    from harness.reporting.sweep_files import plot
+    from harness.reporting.sweep_files import to_json as sweep_json
+    from harness.reporting.sweep_files import write_csv
+
     fabric = resolve_fabric(args.fabric)
     jobs = jobs_of(args, fabric)  # resolved: bad jobs are bad input, before any work
     live, state, notes = live_state(fabric, args.state)  # wrong-rail cables moved

@@ -16,6 +16,7 @@ Modules:
 ``params``         Generator parameters: what each generator (and preset) takes, and whether
                    YAML values fit.
 ``presets``        Named fabrics.
+``union_find``     A union-find over hashable items (networkx's, without networkx) (pure).
 ``resolve``        Fabrics from references: the fabric a scenario names, and the one a FABRIC
                    argument names.
 ``routing``        The ``routing:`` key of scenario and fabric files.
@@ -25,20 +26,60 @@ Modules:
 
 from __future__ import annotations
 
-from harness.fabric.builder import FabricBuilder
-from harness.fabric.generators import dual_tor
-from harness.fabric.generators import three_tier
-from harness.fabric.generators import two_tier
-from harness.fabric.model import Element
-from harness.fabric.model import Fabric
-from harness.fabric.model import Kind
-from harness.fabric.model import Link
-from harness.fabric.model import LinkKind
-from harness.fabric.model import NodeSpec
-from harness.fabric.nodes import NODE_TEMPLATES
-from harness.fabric.nodes import NodeTemplate
-from harness.fabric.presets import PRESETS
-from harness.fabric.presets import preset
+import importlib
+from typing import TYPE_CHECKING
+from typing import Any
+
+if TYPE_CHECKING:
+    from harness.fabric.builder import FabricBuilder
+    from harness.fabric.generators import dual_tor
+    from harness.fabric.generators import three_tier
+    from harness.fabric.generators import two_tier
+    from harness.fabric.model import Element
+    from harness.fabric.model import Fabric
+    from harness.fabric.model import Kind
+    from harness.fabric.model import Link
+    from harness.fabric.model import LinkKind
+    from harness.fabric.model import NodeSpec
+    from harness.fabric.nodes import NODE_TEMPLATES
+    from harness.fabric.nodes import NodeTemplate
+    from harness.fabric.presets import PRESETS
+    from harness.fabric.presets import preset
+
+#: Each re-exported name and the module that holds it, imported on first use (PEP 562):
+#: importing one module of the package does not import the others.
+_EXPORTS: dict[str, str] = {
+    "Element": "harness.fabric.model",
+    "Fabric": "harness.fabric.model",
+    "FabricBuilder": "harness.fabric.builder",
+    "Kind": "harness.fabric.model",
+    "Link": "harness.fabric.model",
+    "LinkKind": "harness.fabric.model",
+    "NODE_TEMPLATES": "harness.fabric.nodes",
+    "NodeSpec": "harness.fabric.model",
+    "NodeTemplate": "harness.fabric.nodes",
+    "PRESETS": "harness.fabric.presets",
+    "dual_tor": "harness.fabric.generators",
+    "preset": "harness.fabric.presets",
+    "three_tier": "harness.fabric.generators",
+    "two_tier": "harness.fabric.generators",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The re-exported name ``name``, imported from its module on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __all__ = [
     "NODE_TEMPLATES",

@@ -66,33 +66,63 @@ Modules:
 from __future__ import annotations
 
 import difflib
+import importlib
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import Any
 from typing import Literal
 from typing import get_args
 
 from harness.errors import Problem
 from harness.errors import ScenarioError
-from harness.fabric.model import Fabric
-from harness.importers.build import notes_of
-from harness.importers.containerlab import load_containerlab
-from harness.importers.ibnetdiscover import is_ports_report
-from harness.importers.ibnetdiscover import load_ibnetdiscover
-from harness.importers.ibnetdiscover import parse_ibnetdiscover
-from harness.importers.nccl import load_nccl_topo
-from harness.importers.netq import load_netq
-from harness.importers.netq import looks_like_netq
-from harness.importers.node import NodeTopology
-from harness.importers.node import fabric_from_node
-from harness.importers.nvsmi import load_nvidia_smi_topo
-from harness.importers.rules import InferenceRules
-from harness.importers.simai import load_simai
-from harness.importers.simai import simai_ids
-from harness.importers.text import dump_name
-from harness.importers.text import read_text
+
+if TYPE_CHECKING:
+    from harness.fabric.model import Fabric
+    from harness.importers.build import notes_of
+    from harness.importers.containerlab import load_containerlab
+    from harness.importers.ibnetdiscover import load_ibnetdiscover
+    from harness.importers.ibnetdiscover import parse_ibnetdiscover
+    from harness.importers.nccl import load_nccl_topo
+    from harness.importers.netq import load_netq
+    from harness.importers.node import NodeTopology
+    from harness.importers.node import fabric_from_node
+    from harness.importers.nvsmi import load_nvidia_smi_topo
+    from harness.importers.rules import InferenceRules
+    from harness.importers.simai import load_simai
+    from harness.importers.simai import simai_ids
 
 DumpFormat = Literal["ibnetdiscover", "simai", "containerlab", "nvidia-smi", "nccl-topo", "netq"]
 FORMATS: tuple[str, ...] = get_args(DumpFormat)
+
+#: Re-exported names and their modules, imported on first use (PEP 562): reading one
+#: format (or ``kube_pods``' job labels for ``--help``) does not import every importer.
+_EXPORTS: dict[str, str] = {
+    "InferenceRules": "harness.importers.rules",
+    "NodeTopology": "harness.importers.node",
+    "fabric_from_node": "harness.importers.node",
+    "load_containerlab": "harness.importers.containerlab",
+    "load_ibnetdiscover": "harness.importers.ibnetdiscover",
+    "load_nccl_topo": "harness.importers.nccl",
+    "load_netq": "harness.importers.netq",
+    "load_nvidia_smi_topo": "harness.importers.nvsmi",
+    "load_simai": "harness.importers.simai",
+    "notes_of": "harness.importers.build",
+    "parse_ibnetdiscover": "harness.importers.ibnetdiscover",
+    "simai_ids": "harness.importers.simai",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A re-exported name, imported from its module on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "FORMATS",
@@ -118,6 +148,11 @@ _IB_HEADER = re.compile(r'^(Switch|Hca|Ca)\s+\d+\s+"[^"]+"', re.MULTILINE)
 
 def sniff_format(path: str | Path, text: str | None = None) -> DumpFormat | None:
     """Guess a dump's format from its name and content; None when unsure."""
+    from harness.importers.ibnetdiscover import is_ports_report
+    from harness.importers.netq import looks_like_netq
+    from harness.importers.text import dump_name
+    from harness.importers.text import read_text
+
     p = str(path)
     if text is None:
         text = read_text(p, "dump")
@@ -151,6 +186,14 @@ def load_dump(
     Raises :class:`ScenarioError` naming the file when the format is unknown
     or cannot be told, or when the file is malformed.
     """
+    from harness.importers.containerlab import load_containerlab
+    from harness.importers.ibnetdiscover import load_ibnetdiscover
+    from harness.importers.nccl import load_nccl_topo
+    from harness.importers.netq import load_netq
+    from harness.importers.node import fabric_from_node
+    from harness.importers.nvsmi import load_nvidia_smi_topo
+    from harness.importers.simai import load_simai
+
     p = str(path)
     if fmt is None:
         fmt = sniff_format(p)

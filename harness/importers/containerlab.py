@@ -86,6 +86,42 @@ def _endpoints(link: Any) -> list[tuple[str, str]] | None:
     return out
 
 
+#: The labels whose value is a whole number (an SU, a rail), as the exporter writes them.
+_NUMBER_LABELS = ("harness.su", "harness.rail")
+#: The labels whose value is one word (a name), never a list or a mapping.
+_TEXT_LABELS = ("harness.role", "harness.id")
+
+
+def _label_int(value: object) -> int | None:
+    """A number label's value: an int, or a string of digits (``"3"``); None otherwise."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _label_problems(name: str, labels: Mapping[str, Any], path: str, line: int) -> list[Problem]:
+    """A node's harness labels checked by type: numbers for su and rail, words for the rest."""
+    out = []
+    for key in _NUMBER_LABELS:
+        value = labels.get(key)
+        if value is not None and _label_int(value) is None:
+            out.append(Problem(
+                f"node {name!r}: label {key} is {value!r}; give a whole number "
+                f"(e.g. {key}: 1)", path=path, line=line,
+            ))  # fmt: skip
+    for key in _TEXT_LABELS:
+        value = labels.get(key)
+        if (value is not None and not isinstance(value, str | int)) or isinstance(value, bool):
+            out.append(Problem(
+                f"node {name!r}: label {key} is {value!r}; give one name "
+                f"(e.g. {key}: {'leaf' if key == 'harness.role' else 'su01/leaf-r0'})",
+                path=path, line=line,
+            ))  # fmt: skip
+    return out
+
+
 def parse_containerlab(
     text: str, path: str = "<string>", rules: InferenceRules | None = None
 ) -> RawNetwork:
@@ -103,10 +139,21 @@ def parse_containerlab(
     problems: list[Problem] = []
     is_server: dict[str, bool] = {}
     labels_of: dict[str, Mapping[str, Any]] = {}
+    numbers_of: dict[str, dict[str, int | None]] = {}
     for name, given in nodes.items():
         cfg = given if isinstance(given, Mapping) else {}
         labels = cfg.get("labels") or {}
-        labels_of[name] = labels if isinstance(labels, Mapping) else {}
+        line = node_lines.get(name, 0)
+        if not isinstance(labels, Mapping):
+            problems.append(Problem(
+                f"node {name!r}: labels must be a mapping of names to values, not a "
+                f"{type(labels).__name__}; e.g. labels: {{harness.role: leaf}}",
+                path=path, line=line,
+            ))  # fmt: skip
+            labels = {}
+        labels_of[name] = labels
+        problems.extend(_label_problems(name, labels, path, line))
+        numbers_of[name] = {key: _label_int(labels.get(key)) for key in _NUMBER_LABELS}
         role = str(labels_of[name].get("harness.role", ""))
         if role and role not in _ROLE_LABELS:
             problems.append(Problem(
@@ -171,13 +218,11 @@ def parse_containerlab(
                                    line=node_lines.get(name, 0), host=host,
                                    index=_port(iface)))  # fmt: skip
             continue
-        su = labels.get("harness.su")
-        rail = labels.get("harness.rail")
+        numbers = numbers_of[name]
         switches.append(RawSwitch(
             key=name, desc=name, ports=0, line=node_lines.get(name, 0),
             role=_ROLE_LABELS.get(stated),  # type: ignore[arg-type]
-            eid=eid, su=int(su) if su is not None else None,
-            rail=int(rail) if rail is not None else None,
+            eid=eid, su=numbers["harness.su"], rail=numbers["harness.rail"],
         ))  # fmt: skip
     cables: list[RawCable] = []
     for eps, line, gbps in parsed:

@@ -23,8 +23,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 
-from networkx.utils import UnionFind
-
+from harness.fabric.union_find import UnionFind
 from harness.importers.hosts import Host
 from harness.importers.hosts import Named
 from harness.importers.names import clean_id
@@ -144,7 +143,7 @@ def leaf_sus(
         for i, a in enumerate(uniq):
             for b in uniq[i + 1 :]:
                 shared[a, b] += 1
-    uf = UnionFind()
+    uf: UnionFind[str] = UnionFind()
     for sw in leaves:
         uf.union(sw.key)
     for (a, b), n in shared.items():

@@ -31,15 +31,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.errors import Problem
 from harness.errors import ScenarioError
-from harness.fabric.model import Fabric
 from harness.inputs.files import MAX_YAML_BYTES
 from harness.inputs.files import display_path
 from harness.inputs.files import read_text
 from harness.inputs.suggest import closest
 from harness.inputs.yaml import read_yaml
+
+if TYPE_CHECKING:  # the model is numpy; a node map is read without it
+    from harness.fabric.model import Fabric
 
 NODE_MAP_EXAMPLE = "gpu-017: su01/node17"
 _TWO_COLUMNS = re.compile(r"^\s*(\S+)\s+(\S+)\s*(?:#.*)?$")

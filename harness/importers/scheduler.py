@@ -20,15 +20,18 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from harness.errors import Origin
 from harness.errors import Problem
 from harness.errors import ScenarioError
-from harness.fabric.jobs import JobSpec
-from harness.fabric.model import Fabric
 from harness.importers.node_map import NodeMap
 from harness.importers.node_map import ServerNames
 from harness.inputs.hostlist import compress_hostlist
+
+if TYPE_CHECKING:  # the model is numpy: imported where jobs are built, not to parse a view
+    from harness.fabric.jobs import JobSpec
+    from harness.fabric.model import Fabric
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +100,8 @@ def job_specs(
     once, at the line of its job, with the closest server names.  A server two
     jobs share is noted: the model gives each job all of its GPUs.
     """
+    from harness.fabric.jobs import JobSpec
+
     names = ServerNames(fabric, node_map)
     specs: list[JobSpec] = []
     problems: list[Problem] = []

@@ -39,16 +39,52 @@ Modules:
 
 from __future__ import annotations
 
-from harness.inputs.files import MAX_DUMP_BYTES
-from harness.inputs.files import MAX_YAML_BYTES
-from harness.inputs.files import read_bytes
-from harness.inputs.files import read_text
-from harness.inputs.yaml import MAX_ALIAS_NODES
-from harness.inputs.yaml import MAX_DEPTH
-from harness.inputs.yaml import YamlDoc
-from harness.inputs.yaml import read_yaml
-from harness.inputs.yaml import read_yaml_file
-from harness.inputs.yaml import read_yaml_list
+import importlib
+from typing import TYPE_CHECKING
+from typing import Any
+
+if TYPE_CHECKING:
+    from harness.inputs.files import MAX_DUMP_BYTES
+    from harness.inputs.files import MAX_YAML_BYTES
+    from harness.inputs.files import read_bytes
+    from harness.inputs.files import read_text
+    from harness.inputs.yaml import MAX_ALIAS_NODES
+    from harness.inputs.yaml import MAX_DEPTH
+    from harness.inputs.yaml import YamlDoc
+    from harness.inputs.yaml import read_yaml
+    from harness.inputs.yaml import read_yaml_file
+    from harness.inputs.yaml import read_yaml_list
+
+#: Each re-exported name and the module that holds it, imported on first use (PEP 562):
+#: importing one module of the package does not import the others.
+_EXPORTS: dict[str, str] = {
+    "MAX_ALIAS_NODES": "harness.inputs.yaml",
+    "MAX_DEPTH": "harness.inputs.yaml",
+    "MAX_DUMP_BYTES": "harness.inputs.files",
+    "MAX_YAML_BYTES": "harness.inputs.files",
+    "YamlDoc": "harness.inputs.yaml",
+    "read_bytes": "harness.inputs.files",
+    "read_text": "harness.inputs.files",
+    "read_yaml": "harness.inputs.yaml",
+    "read_yaml_file": "harness.inputs.yaml",
+    "read_yaml_list": "harness.inputs.yaml",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The re-exported name ``name``, imported from its module on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __all__ = [
     "MAX_ALIAS_NODES",

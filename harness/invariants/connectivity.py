@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections import defaultdict
+from collections.abc import Hashable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from networkx.utils import UnionFind
-
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
+from harness.fabric.union_find import UnionFind
 from harness.invariants.servers import ServerView
 from harness.invariants.servers import groups
 from harness.invariants.state import Observation
@@ -135,7 +135,7 @@ def islands(fabric: Fabric, obs: Observation, view: ServerView, *, pxn: bool) ->
     """NIC islands: groups of live NICs that can exchange traffic."""
     f = fabric
     nics = [n for n in f.nics.tolist() if obs.element_up[n]]
-    uf = UnionFind()
+    uf: UnionFind[Hashable] = UnionFind()
     for n in nics:
         uf.union(n)
         for c in view.nic_comps(n):

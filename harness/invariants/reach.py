@@ -31,12 +31,12 @@ peaks (top-most switches) above it, one per distinct set of leaves below.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Hashable
 from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from networkx.utils import UnionFind
 
 from harness.fabric.model import COMPUTE_SWITCH_KINDS
 from harness.fabric.model import Fabric
@@ -44,6 +44,7 @@ from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
 from harness.fabric.routing import PATH_RULES
 from harness.fabric.routing import PathRule
+from harness.fabric.union_find import UnionFind
 from harness.invariants.servers import groups
 from harness.invariants.state import Observation
 from harness.invariants.topology import IntArray
@@ -143,7 +144,7 @@ def up_down_signatures(links: UpLinks) -> tuple[dict[int, Signature], bool]:
     for c in links.leaves:
         rows.setdefault(peaks[c], []).append(c)
     distinct = list(rows)
-    uf = UnionFind()
+    uf: UnionFind[Hashable] = UnionFind()
     meet_all = True
     for i, a in enumerate(distinct):
         uf.union(i)

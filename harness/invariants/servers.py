@@ -17,17 +17,18 @@ case a dictionary look-up.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from collections.abc import Iterable
 from typing import Literal
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
-from networkx.utils import UnionFind
 
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.fabric.union_find import UnionFind
 from harness.invariants.state import Observation
 
 INTERNAL_LINKS = frozenset({int(LinkKind.NVLINK), int(LinkKind.PCIE), int(LinkKind.CPU_LINK)})
@@ -107,7 +108,7 @@ def gpu_nics(
     return out
 
 
-def groups(uf: UnionFind, items: Iterable[int]) -> list[list[int]]:
+def groups(uf: UnionFind[Hashable], items: Iterable[int]) -> list[list[int]]:
     """``items`` grouped by their set in ``uf``, in first-seen order."""
     out: dict[object, list[int]] = {}
     for x in items:
@@ -121,7 +122,7 @@ def server_groups(fabric: Fabric, obs: Observation, server: int, by: GroupBy) ->
     f = fabric
     up, cap = obs.element_up, obs.link_capacity
     gpus = [g for g in f.parts_of(server, Kind.GPU).tolist() if up[g]]
-    uf = UnionFind()
+    uf: UnionFind[Hashable] = UnionFind()
     if by == "nvlink":
         for g in gpus:
             uf.union(g)

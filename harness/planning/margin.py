@@ -32,7 +32,6 @@ from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.records import Failure
 from harness.planning.sweep.reroute import with_reroute_crashes
 
-DEFAULT_MARGIN_CATEGORIES = ("switches", "cables", "optics", "nics")
 Progress = Callable[[int, int], None]  # (cases done, cases in all)
 MARGIN_CHUNKS = 20  # progress reports per N+1 margin
 

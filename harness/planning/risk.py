@@ -84,12 +84,12 @@ from harness.observations.state_summary import summarize
 from harness.observations.state_summary import summarize_added
 from harness.planning.cut_pairs import CutPairs
 from harness.planning.cut_pairs import cut_pairs
-from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
 from harness.planning.margin import Margin
 from harness.planning.margin import MarginRow
 from harness.planning.margin import Progress
 from harness.planning.margin import evaluate_margin
 from harness.planning.sweep.cases import single_failures
+from harness.planning.sweep.categories import DEFAULT_MARGIN_CATEGORIES
 from harness.planning.sweep.ranking import rank_key
 from harness.planning.sweep.records import CaseResult
 from harness.planning.sweep.run import paused_gc

@@ -25,19 +25,58 @@ Modules:
 
 from __future__ import annotations
 
-from harness.reporting.console import ConsoleReporter
-from harness.reporting.fabric_view import TierUsage
-from harness.reporting.fabric_view import fabric_document
-from harness.reporting.fabric_view import print_fabric
-from harness.reporting.fabric_view import tier_usage
-from harness.reporting.json_report import json_report
-from harness.reporting.json_report import write_json
-from harness.reporting.junit import junit_xml
-from harness.reporting.junit import write_junit
-from harness.reporting.outcome import RunReport
-from harness.reporting.outcome import Skipped
-from harness.reporting.text import explain
-from harness.reporting.text import failure_message
+import importlib
+from typing import TYPE_CHECKING
+from typing import Any
+
+if TYPE_CHECKING:
+    from harness.reporting.console import ConsoleReporter
+    from harness.reporting.fabric_view import TierUsage
+    from harness.reporting.fabric_view import fabric_document
+    from harness.reporting.fabric_view import print_fabric
+    from harness.reporting.fabric_view import tier_usage
+    from harness.reporting.json_report import json_report
+    from harness.reporting.json_report import write_json
+    from harness.reporting.junit import junit_xml
+    from harness.reporting.junit import write_junit
+    from harness.reporting.outcome import RunReport
+    from harness.reporting.outcome import Skipped
+    from harness.reporting.text import explain
+    from harness.reporting.text import failure_message
+
+#: Each re-exported name and the module that holds it, imported on first use (PEP 562):
+#: importing one module of the package does not import the others.
+_EXPORTS: dict[str, str] = {
+    "ConsoleReporter": "harness.reporting.console",
+    "RunReport": "harness.reporting.outcome",
+    "Skipped": "harness.reporting.outcome",
+    "TierUsage": "harness.reporting.fabric_view",
+    "explain": "harness.reporting.text",
+    "fabric_document": "harness.reporting.fabric_view",
+    "failure_message": "harness.reporting.text",
+    "json_report": "harness.reporting.json_report",
+    "junit_xml": "harness.reporting.junit",
+    "print_fabric": "harness.reporting.fabric_view",
+    "tier_usage": "harness.reporting.fabric_view",
+    "write_json": "harness.reporting.json_report",
+    "write_junit": "harness.reporting.junit",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The re-exported name ``name``, imported from its module on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __all__ = [
     "ConsoleReporter",

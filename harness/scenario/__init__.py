@@ -28,8 +28,37 @@ Modules:
 
 from __future__ import annotations
 
-from harness.scenario.discover import discover
-from harness.scenario.load import load_file
-from harness.scenario.model import Scenario
+import importlib
+from typing import TYPE_CHECKING
+from typing import Any
+
+if TYPE_CHECKING:
+    from harness.scenario.discover import discover
+    from harness.scenario.load import load_file
+    from harness.scenario.model import Scenario
+
+#: Each re-exported name and the module that holds it, imported on first use (PEP 562):
+#: importing one module of the package does not import the others.
+_EXPORTS: dict[str, str] = {
+    "Scenario": "harness.scenario.model",
+    "discover": "harness.scenario.discover",
+    "load_file": "harness.scenario.load",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The re-exported name ``name``, imported from its module on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __all__ = ["Scenario", "discover", "load_file"]

@@ -45,6 +45,11 @@ from harness.scenario.model import RestoreStep
 from harness.scenario.model import Step
 from harness.scenario.model import WaitStep
 
+#: The most steps one scenario may have (docs/scenario-format.md, "Limits of a scenario"):
+#: far above any real scenario (tens of steps), and low enough that the checks end at once
+#: and a run of that many steps on seed-a800 takes seconds (~12 s on a busy 2-core box).
+MAX_STEPS = 1_000
+
 # The raw YAML shapes of a step (what a user writes, before validation).  The
 # key tables the checks use come from these, and tests/scenario/test_schema.py
 # checks the JSON Schema (harness.scenario.step_schema) against the same tables.
@@ -134,6 +139,14 @@ class StepChecker(ExpectChecker):
             self.add(
                 "steps is empty: add at least one inject/expect step "
                 "(only a scenario with expect_fabric_error may have none)",
+                spath,
+            )
+            return ()
+        if len(items) > MAX_STEPS:
+            self.add(
+                f"{len(items):,} steps is more than a scenario may have (MAX_STEPS = "
+                f"{MAX_STEPS:,}); split it into several scenarios (a file may hold a list "
+                "of them)",
                 spath,
             )
             return ()

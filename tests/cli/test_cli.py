@@ -13,9 +13,9 @@ import pytest
 
 from harness import cli
 from harness.cli import main
-from harness.cli import run as cli_run
 from harness.errors import BackendError
 from harness.fabric.presets import PRESETS
+from harness.run import scenario as run_stage
 
 PASSING = """\
 name: one-spine
@@ -253,7 +253,7 @@ def test_backend_error_anywhere_exits_3(
         msg = "ip link add failed"
         raise BackendError(msg, OSError(1, "Operation not permitted"))
 
-    monkeypatch.setattr(cli_run, "run_scenario", broken)
+    monkeypatch.setattr(run_stage, "run_scenario", broken)
     assert main(["run", str(good)]) == 3
     assert "error: environment: ip link add failed: [Errno 1]" in capsys.readouterr().err
 
@@ -264,7 +264,7 @@ def test_keyboard_interrupt_exits_130(
     def interrupted(*_: object, **__: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_run, "run_scenario", interrupted)
+    monkeypatch.setattr(run_stage, "run_scenario", interrupted)
     assert main(["run", str(good)]) == 130
     assert "error: interrupted" in capsys.readouterr().err
 

@@ -141,3 +141,10 @@ def test_a_dry_run_touches_nothing_on_any_backend(tmp_path: Path) -> None:
         except OSError:
             continue
     assert left == []
+
+
+def test_the_command_line_states_the_runners_time_tolerance() -> None:
+    from harness.cli import drill as cli_drill
+    from harness.run.drill.results import TIME_TOLERANCE
+
+    assert cli_drill.TIME_TOLERANCE == TIME_TOLERANCE

@@ -309,7 +309,7 @@ def test_an_error_result_reports_the_fabric_files_routing(
 ) -> None:
     """A scenario that fails with bad input while running reports the routing it would have
     run: its fabric file's (under any ``--routing``), as a result that ran does."""
-    from harness.cli import run as cli_run
+    from harness.run import scenario as run_stage
     from harness.scenario.prepare import reported_routing
 
     path = _scenario(tmp_path, fabric_routing="routing: {control: bgp, bfd: on}")
@@ -322,7 +322,7 @@ def test_an_error_result_reports_the_fabric_files_routing(
         msg = "a selector matched nothing"
         raise ScenarioError(msg)
 
-    monkeypatch.setattr(cli_run, "run_scenario", fails)
+    monkeypatch.setattr(run_stage, "run_scenario", fails)
     assert main(["run", str(path), "--json"]) != 0
     (result,) = json.loads(capsys.readouterr().out)["scenarios"]
     assert result["status"] == "error"

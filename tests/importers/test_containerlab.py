@@ -96,11 +96,34 @@ def test_export_with_a_nos_kind(small: Fabric) -> None:
         ("name: x\ntopology:\n  nodes:\n    a: {}\n  links:\n    - endpoints: [\"a:eth1\"]\n",
          r"lab.clab.yml:6: a link needs two endpoints"),
         ("topology: [\n", r"lab.clab.yml:2:1: YAML syntax error: expected the node content"),
+        # hostile label values: checked by type, never int() on whatever is there
+        ("name: x\ntopology:\n  nodes:\n"
+         "    l1: {labels: {harness.role: leaf, harness.rail: [0, 1]}}\n",
+         r"lab.clab.yml:4: node 'l1': label harness.rail is \[0, 1\]; give a whole number"),
+        ("name: x\ntopology:\n  nodes:\n"
+         "    l1: {labels: {harness.role: leaf, harness.su: one}}\n",
+         r"lab.clab.yml:4: node 'l1': label harness.su is 'one'; give a whole number "
+         r"\(e.g. harness.su: 1\)"),
+        ("name: x\ntopology:\n  nodes:\n    l1: {labels: {harness.su: -1}}\n",
+         r"lab.clab.yml:4: node 'l1': label harness.su is -1; give a whole number"),
+        ("name: x\ntopology:\n  nodes:\n    l1: {labels: {harness.role: {a: 1}}}\n",
+         r"lab.clab.yml:4: node 'l1': label harness.role is \{'a': 1\}; give one name"),
+        ("name: x\ntopology:\n  nodes:\n    l1: {labels: [harness.role]}\n",
+         r"lab.clab.yml:4: node 'l1': labels must be a mapping of names to values, not a list"),
     ],
 )  # fmt: skip
 def test_malformed_labs(text: str, match: str) -> None:
     with pytest.raises(ScenarioError, match=match):
         parse_containerlab(text, "lab.clab.yml")
+
+
+def test_number_labels_may_be_ints_or_digit_strings() -> None:
+    text = (
+        "name: x\ntopology:\n  nodes:\n"
+        "    l1: {labels: {harness.role: leaf, harness.su: 2, harness.rail: '1'}}\n"
+    )
+    (switch,) = parse_containerlab(text, "lab.clab.yml").switches
+    assert (switch.su, switch.rail) == (2, 1)
 
 
 def test_host_and_mgmt_endpoints_are_skipped_with_a_note() -> None:

@@ -28,12 +28,12 @@ from harness.observations.budget import BUDGET_METRICS
 from harness.observations.budget import DEFAULT_BUDGET
 from harness.observations.budget import BudgetRule
 from harness.observations.budget import parse_budget
-from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
 from harness.planning.margin import MarginRow
 from harness.planning.risk import RiskReport
 from harness.planning.risk import assess
 from harness.planning.risk import parse_change
 from harness.planning.sweep.cases import single_failures
+from harness.planning.sweep.categories import DEFAULT_MARGIN_CATEGORIES
 from harness.planning.sweep.evaluator import CaseEvaluator
 from harness.planning.sweep.records import CaseResult
 from harness.reporting.risk_json import to_json

@@ -19,9 +19,9 @@ from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
 from harness.faults.fault import FaultState
-from harness.planning.margin import DEFAULT_MARGIN_CATEGORIES
 from harness.planning.risk import assess
 from harness.planning.sweep.base import SweepBase
+from harness.planning.sweep.categories import DEFAULT_MARGIN_CATEGORIES
 from harness.planning.sweep.evaluator import CaseEvaluator
 from harness.planning.sweep.run import SweepSpec
 from harness.planning.sweep.run import run_sweep

@@ -388,3 +388,16 @@ def test_save_reproducer_writes_the_shrunk_scenario(
     import os
 
     assert "HARNESS_SAVE_REPRODUCER" not in os.environ  # restored at unconfigure
+
+
+def test_scenario_tags_are_markers_under_strict_markers(project: pytest.Pytester) -> None:
+    tagged = PASSING.replace("fabric:", "tags: [spine, blast-radius, skip]\nfabric:", 1)
+    other = PASSING.replace("name: one-spine", "name: untagged", 1)
+    add(project, tagged=tagged, other=other)
+    project.makeini("[pytest]\naddopts = --strict-markers\n")
+    result = project.runpytest("--collect-only", "-q", "-m", "spine and blast-radius")
+    result.stdout.fnmatch_lines(["scenarios/tagged.yaml::one-spine", "*1/2 tests collected*"])
+    assert "untagged" not in result.stdout.str()
+    # a tag named like one of pytest's own markers is no marker: 'skip' does not skip
+    project.runpytest("-m", "not spine").assert_outcomes(passed=1, deselected=1)
+    project.runpytest("-m", "skip").assert_outcomes(deselected=2)

@@ -481,3 +481,15 @@ def test_a_yaml_syntax_error_is_one_located_problem() -> None:
     (problem,) = info.value.problems
     assert (problem.path, problem.line) == ("x.yaml", 3)
     assert "close the '['" in problem.message
+
+
+def test_a_scenario_past_the_step_limit_is_refused_at_its_steps_key() -> None:
+    from harness.scenario.steps import MAX_STEPS
+
+    steps = "".join("  - expect: {jobs_lost: 0}\n" for _ in range(MAX_STEPS + 1))
+    text = f"name: long\ndescription: d\nfabric: {{preset: seed-a800}}\nsteps:\n{steps}"
+    with pytest.raises(ScenarioError, match=r"^long.yaml:5:3: \[steps\] 1,001 steps is more than a "
+                       r"scenario may have \(MAX_STEPS = 1,000\); split it"):  # fmt: skip
+        load_text(text, "long.yaml")
+    doc = Path(__file__).resolve().parents[2] / "docs" / "scenario-format.md"
+    assert f"| `MAX_STEPS` | {MAX_STEPS:,} |" in doc.read_text(encoding="utf-8")

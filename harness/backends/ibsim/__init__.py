@@ -9,7 +9,7 @@
 ``faults``   kill, drain, cut, optic through the console, each verified by ibnetdiscover
 ``islands``  the subnet read island by island, each from an HCA inside it (an SM in each)
 ``backend``  :class:`IbsimBackend`, the protocol's ``ibsim`` backend (``create`` and
-             ``unavailable`` for the registry in :mod:`harness.backends`)
+             ``unavailable``, here, for the registry in :mod:`harness.backends`)
 
 Modules:
 
@@ -31,13 +31,70 @@ Modules:
 
 from __future__ import annotations
 
-from harness.backends.ibsim.backend import IbsimBackend
-from harness.backends.ibsim.backend import create
-from harness.backends.ibsim.backend import unavailable
-from harness.backends.ibsim.limits import IBSIM_LIMITS
-from harness.backends.ibsim.limits import IbsimLimits
-from harness.backends.ibsim.limits import check_fits
-from harness.backends.ibsim.sim import Simulation
+import importlib
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import Any
+
+if TYPE_CHECKING:
+    from harness.backends.ibsim.backend import IbsimBackend
+    from harness.backends.ibsim.limits import IBSIM_LIMITS
+    from harness.backends.ibsim.limits import IbsimLimits
+    from harness.backends.ibsim.limits import check_fits
+    from harness.backends.ibsim.sim import Simulation
+
+TOOLS = ("ibsim", "opensm", "dump_lfts", "ibnetdiscover", "smpdump", "smpquery")
+INSTALL = "apt-get install -y ibsim-utils opensm infiniband-diags"
+
+
+def unavailable() -> str | None:
+    """Why ibsim cannot run here (missing tools, or the ledger root is not writable).
+
+    Light: it imports no part of the backend itself, so ``harness run --help`` (which lists
+    the backends available here) does not import the analysis.
+    """
+    from harness.backends.ibsim.procs import UMAD2SIM
+    from harness.backends.ledger import state_root
+
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if missing or not Path(UMAD2SIM).exists():
+        return f"needs {', '.join(missing) or UMAD2SIM} ({INSTALL})"
+    root = state_root()
+    probe = root if root.exists() else root.parent
+    if not os.access(probe, os.W_OK):
+        return f"cannot write the run ledger under {root} (run as root or set HARNESS_STATE_DIR)"
+    return None
+
+
+def create() -> IbsimBackend:
+    """A new ibsim backend (the registry's factory; imported only when asked for)."""
+    from harness.backends.ibsim.backend import IbsimBackend
+
+    return IbsimBackend()
+
+
+#: Re-exported names and their modules, imported on first use (PEP 562).
+_EXPORTS: dict[str, str] = {
+    "IBSIM_LIMITS": "harness.backends.ibsim.limits",
+    "IbsimBackend": "harness.backends.ibsim.backend",
+    "IbsimLimits": "harness.backends.ibsim.limits",
+    "Simulation": "harness.backends.ibsim.sim",
+    "check_fits": "harness.backends.ibsim.limits",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A re-exported name, imported from its module on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "IBSIM_LIMITS",

@@ -16,8 +16,6 @@ Flows need traffic: they are not in the capabilities, so the runner never asks.
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,10 +24,8 @@ from harness.backends.ibsim import faults
 from harness.backends.ibsim.faults import FaultEffect
 from harness.backends.ibsim.jobs import TableJobs
 from harness.backends.ibsim.net import cable_ends
-from harness.backends.ibsim.procs import UMAD2SIM
 from harness.backends.ibsim.sim import Simulation
 from harness.backends.ibsim.walk import Routes
-from harness.backends.ledger import state_root
 from harness.backends.measurement import JobRun
 from harness.backends.measurement import LinkState
 from harness.backends.measurement import Measurements
@@ -49,21 +45,6 @@ from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
 from harness.fabric.routing import Routing
 from harness.faults.fault import AppliedFault
 from harness.words import plural
-
-TOOLS = ("ibsim", "opensm", "dump_lfts", "ibnetdiscover", "smpdump", "smpquery")
-INSTALL = "apt-get install -y ibsim-utils opensm infiniband-diags"
-
-
-def unavailable() -> str | None:
-    """Why ibsim cannot run here (missing tools, or the ledger root is not writable)."""
-    missing = [t for t in TOOLS if shutil.which(t) is None]
-    if missing or not Path(UMAD2SIM).exists():
-        return f"needs {', '.join(missing) or UMAD2SIM} ({INSTALL})"
-    root = state_root()
-    probe = root if root.exists() else root.parent
-    if not os.access(probe, os.W_OK):
-        return f"cannot write the run ledger under {root} (run as root or set HARNESS_STATE_DIR)"
-    return None
 
 
 class IbsimBackend(ClosesOnSignals):

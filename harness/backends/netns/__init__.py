@@ -42,8 +42,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+from typing import TYPE_CHECKING
 
-from harness.backends.protocol import Backend
+if TYPE_CHECKING:  # the protocol imports the fabric model (numpy); probing needs neither
+    from harness.backends.protocol import Backend
 
 
 def unavailable() -> str | None:

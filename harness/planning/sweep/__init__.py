@@ -4,6 +4,8 @@ Modules:
 
 ``base``              The base state of a sweep, analysed once: the tables every case is
                       evaluated against.
+``categories``         The categories of failure a sweep or an N+1 margin check
+                      enumerates, and ``--elements`` (pure, light).
 ``cases``             Which failure cases a sweep or an N+1 margin check enumerates.
 ``evaluator``         The sweep's case evaluator: many small failure cases against one base
                       state, fast.
@@ -35,16 +37,52 @@ Modules:
 
 from __future__ import annotations
 
-from harness.planning.sweep.cases import CATEGORIES
-from harness.planning.sweep.cases import DEFAULT_CATEGORIES
-from harness.planning.sweep.cases import parse_categories
-from harness.planning.sweep.evaluator import CaseEvaluator
-from harness.planning.sweep.records import CaseResult
-from harness.planning.sweep.records import Failure
-from harness.planning.sweep.run import SweepResult
-from harness.planning.sweep.run import SweepSpec
-from harness.planning.sweep.run import run_sweep
-from harness.planning.sweep.run import sweep
+import importlib
+from typing import TYPE_CHECKING
+from typing import Any
+
+if TYPE_CHECKING:
+    from harness.planning.sweep.cases import CATEGORIES
+    from harness.planning.sweep.cases import DEFAULT_CATEGORIES
+    from harness.planning.sweep.cases import parse_categories
+    from harness.planning.sweep.evaluator import CaseEvaluator
+    from harness.planning.sweep.records import CaseResult
+    from harness.planning.sweep.records import Failure
+    from harness.planning.sweep.run import SweepResult
+    from harness.planning.sweep.run import SweepSpec
+    from harness.planning.sweep.run import run_sweep
+    from harness.planning.sweep.run import sweep
+
+#: Each re-exported name and the module that holds it, imported on first use (PEP 562):
+#: importing one module of the package does not import the others.
+_EXPORTS: dict[str, str] = {
+    "CATEGORIES": "harness.planning.sweep.cases",
+    "CaseEvaluator": "harness.planning.sweep.evaluator",
+    "CaseResult": "harness.planning.sweep.records",
+    "DEFAULT_CATEGORIES": "harness.planning.sweep.cases",
+    "Failure": "harness.planning.sweep.records",
+    "SweepResult": "harness.planning.sweep.run",
+    "SweepSpec": "harness.planning.sweep.run",
+    "parse_categories": "harness.planning.sweep.cases",
+    "run_sweep": "harness.planning.sweep.run",
+    "sweep": "harness.planning.sweep.run",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The re-exported name ``name``, imported from its module on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __all__ = [
     "CATEGORIES",

@@ -9,30 +9,23 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from harness.errors import ScenarioError
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.planning.sweep.categories import CATEGORIES
+from harness.planning.sweep.categories import DEFAULT_CATEGORIES
+from harness.planning.sweep.categories import parse_categories
 from harness.planning.sweep.records import Failure
 
-CATEGORIES = ("switches", "cables", "nics", "optics", "nodes", "storage")
-DEFAULT_CATEGORIES = ("switches", "cables", "nics")
-
-
-def parse_categories(text: str | Sequence[str]) -> tuple[str, ...]:
-    """Parse ``--elements``: a comma-separated list (or a sequence) of known categories."""
-    items = [t.strip() for t in text.split(",")] if isinstance(text, str) else list(text)
-    items = [t for t in items if t]
-    bad = [t for t in items if t not in CATEGORIES]
-    if bad or not items:
-        import difflib
-
-        near = difflib.get_close_matches(bad[0], CATEGORIES, n=1) if bad else []
-        hint = f"; did you mean {near[0]!r}?" if near else ""
-        what = repr(bad[0]) if bad else "nothing"
-        msg = f"--elements: unknown category {what}{hint} (known: {', '.join(CATEGORIES)})"
-        raise ScenarioError(msg)
-    return tuple(dict.fromkeys(items))
+__all__ = [  # the categories are re-exported: callers name them from here too
+    "CATEGORIES",
+    "DEFAULT_CATEGORIES",
+    "cable_ids",
+    "parse_categories",
+    "sampled_pairs",
+    "single_failures",
+    "switch_pairs",
+]
 
 
 def single_failures(fabric: Fabric, categories: Sequence[str]) -> list[Failure]:

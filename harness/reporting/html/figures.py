@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from harness.errors import BackendError
+from harness.errors import MissingExtra
 
 if TYPE_CHECKING:
     from harness.planning.risk import RiskReport
@@ -34,7 +35,11 @@ WORST_NAMED = 3
 
 
 def _pyplot() -> Any:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError as err:
+        package = "matplotlib"
+        raise MissingExtra(package, "a figure") from err
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

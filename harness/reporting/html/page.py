@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from harness.errors import BackendError
+from harness.errors import MissingExtra
 from harness.reporting.html.drawing import Drawing
 from harness.reporting.html.marks import STATUS_LABELS
 from harness.reporting.html.marks import STATUSES
@@ -34,8 +35,8 @@ def environment() -> jinja2.Environment:
     try:
         import jinja2
     except ImportError as err:
-        msg = "HTML reports need Jinja2 and matplotlib: pip install 'harness[report]'"
-        raise BackendError(msg, err) from err
+        package = "jinja2"
+        raise MissingExtra(package, "an HTML report") from err
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("harness.reporting.html", "templates"),
         autoescape=True,
