@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 import numpy.typing as npt
 
@@ -31,6 +31,9 @@ from harness.invariants.analysis import Analysis
 from harness.invariants.reach import UpDownIndex
 from harness.invariants.state import Observation
 from harness.planning.sweep.records import Failure
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 class SweepBase:
@@ -137,6 +140,8 @@ class SweepBase:
     @cached_property
     def _switch_graph(self) -> tuple[nx.MultiGraph, frozenset[int], frozenset[int]]:
         """Live switch graph, its articulation points, and its bridge links."""
+        import networkx as nx  # only shortest paths need it: 0.15 s off every other start
+
         f = self.fabric
         g = nx.MultiGraph()
         sw = np.flatnonzero(
