@@ -46,6 +46,7 @@ from harness.run.drill.results import DrillResult
 from harness.run.drill.results import EventRecord
 from harness.run.drill.results import ProbeRecord
 from harness.run.drill.results import Series
+from harness.run.drill.summary import GATE_MODES
 from harness.run.drill.summary import expected
 from harness.run.drill.summary import probe_records
 from harness.run.drill.verdict import declared
@@ -66,7 +67,6 @@ from harness.scenario.model import ExpectStep
 #: disagrees with the prediction only once the two differ for longer than this (and a period).
 JOB_WATCH_S = 1.0
 #: Probes sampled only once (their mode) are sampled at these moments.
-_GATE_MODES = ("before", "edge")
 _AFTER_MODES = ("after", "edge")
 
 
@@ -379,7 +379,7 @@ class _Run:
     def gate(self) -> str:
         """Why the gate (the before/edge probes at the baseline) refuses the method ("")."""
         for p in self.pd.drill.probes:
-            if p.mode in _GATE_MODES and p.kind != "settle":
+            if p.mode in GATE_MODES and p.kind != "settle":
                 last = self.series[p.name].samples[-1:]
                 if last and not last[0].ok:
                     tol = p.tolerance.describe() if p.tolerance else ""

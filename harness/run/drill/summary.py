@@ -13,7 +13,8 @@ from harness.run.drill.results import Sample
 from harness.run.drill.results import Series
 from harness.scenario.drill_model import Drill
 
-_GATE_MODES = ("before", "edge")
+#: The probe modes judged at the gate (the baseline), before anything is injected.
+GATE_MODES = ("before", "edge")
 
 
 def expected(drill: Drill, series: Mapping[str, Series], events: Sequence[EventRecord]
@@ -62,7 +63,7 @@ def probe_records(
             out.append(ProbeRecord(p.name, p.describe(), p.mode, None, samples, verdict, why))
             continue
         method = [x for x in s.samples if x.t >= -1e-9]
-        if p.mode in _GATE_MODES:
+        if p.mode in GATE_MODES:
             base = [x for x in s.samples if x.t < 0] or s.samples[:1]
             if base and not base[-1].ok:
                 s.failed_at, s.why = base[-1].t, f"{p.name} out of tolerance at the gate"
