@@ -155,6 +155,10 @@ def _union(a: tuple[Pair, ...], b: tuple[Pair, ...]) -> tuple[Pair, ...]:
     return tuple(dict.fromkeys((*a, *b)))
 
 
+def _least(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
 @dataclass(frozen=True, slots=True)
 class MeasurePlan:
     """What to measure at one step.  ``a | b`` is the union of two plans.
@@ -167,7 +171,9 @@ class MeasurePlan:
     collective (its ring, tree or all-to-all flows on one rail, in rank order),
     run like ``flows`` by a backend that moves real packets (the model predicts
     a collective's bus bandwidth from its flow engine instead); ``losses``:
-    (link id, sending end id) pairs whose one-direction packet loss to measure.
+    (link id, sending end id) pairs whose one-direction packet loss to measure;
+    ``probe_wait_s``: how long one round of probes waits for its answers (None: the
+    backend's own; a drill's frequent probe waits less).
     ``note`` says how the probes were chosen.
     """
 
@@ -182,6 +188,7 @@ class MeasurePlan:
     traffic: tuple[FlowGroup, ...] = ()
     losses: tuple[Pair, ...] = ()
     job_now: bool = False  # the jobs as they are now, without a watch window (a drill's probe)
+    probe_wait_s: float | None = None
 
     def __or__(self, other: MeasurePlan) -> MeasurePlan:
         groups = {g.name: g for g in (*self.flows, *other.flows)}
@@ -200,6 +207,7 @@ class MeasurePlan:
             _union(self.losses, other.losses),
             # at once only if every plan that asks for jobs asks so
             (self.job_now or not self.jobs) and (other.job_now or not other.jobs),
+            _least(self.probe_wait_s, other.probe_wait_s),
         )
 
     @property

@@ -255,7 +255,7 @@ class DrillChecker(StepChecker):
         elif kind == "reachability" and "sample" in args:
             s = args["sample"]
             if isinstance(s, bool) or not isinstance(s, int) or s < 1:
-                self.add("sample is the number of GPU pairs sampled per rail, e.g. 32",
+                self.add("sample is the number of NIC pairs sampled per rail, e.g. 32",
                          (*path, "sample"))  # fmt: skip
         name = self.name(body.get("name"), (*path, "name"), "probe name") if "name" in body else ""
         if "name" not in body:

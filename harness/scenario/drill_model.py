@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from harness.scenario.model import Expectation
 
 #: Probe kinds beyond the observation registry's names (any numeric or boolean observation is a
-#: probe kind too): the fraction of GPU pairs that reach each other, a job's rate against its
-#: baseline, an experiment job's rate over a control job's at the same moment (Netflix ChAP),
-#: and each action's settle (convergence) time.
+#: probe kind too): the fraction of sampled rail NIC pairs that reach each other, a job's rate
+#: against its baseline, an experiment job's rate over a control job's at the same moment
+#: (Netflix ChAP), and each action's settle (convergence) time.
 PROBE_KINDS = ("reachability", "job_rate", "job_ratio", "settle")
 #: The probe kinds that name jobs, and the arguments that do.
 JOB_PROBES = {"job_rate": ("job",), "job_ratio": ("job", "control")}

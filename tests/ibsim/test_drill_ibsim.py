@@ -25,6 +25,9 @@ def test_the_leaf_loss_drill_on_ibsim(state_root: Path) -> None:
     assert r.status == "passed", r.reason  # it declares outcome: aborted
     assert "abort (train lost): observed: train crashed at t=6" in r.reason
     assert r.mismatches == 0, r.job_checks
+    reach = next(p for p in r.probes if p.name == "reach")  # read off OpenSM's tables
+    assert all(s.measured == s.predicted for s in reach.samples), reach.to_json()
+    assert {s.measured for s in reach.samples} == {1.0, 19 / 24}
     ((job, predicted, observed),) = r.crashes
     assert job == "train"
     assert predicted is not None

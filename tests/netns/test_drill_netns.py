@@ -51,6 +51,11 @@ def test_the_leaf_loss_drill_aborts_at_the_observed_crash(
     assert check.startswith("predicted: train crashes at t=6")
     (undo,) = r.rollback
     assert undo.status == "rolled back"
+    # reachability with real packets: the su01 rail-1 pairs' echoes go unanswered while the
+    # leaf is down (19 of 24 pairs reach), every sample as the model predicts it
+    reach = next(p for p in r.probes if p.name == "reach")
+    assert all(s.measured == s.predicted for s in reach.samples), reach.to_json()
+    assert {s.measured for s in reach.samples} == {1.0, 19 / 24}
     rate = next(p for p in r.probes if p.name == "rate")
     measured = [x.measured for x in rate.samples if x.measured is not None]
     assert measured  # the real job's rate was observed

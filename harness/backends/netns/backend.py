@@ -55,6 +55,7 @@ from harness.backends.netns.job_runs import torch_unavailable
 from harness.backends.netns.loss import one_way_loss
 from harness.backends.netns.nft import nft_unavailable
 from harness.backends.netns.plan import DEFAULT_SCALE
+from harness.backends.netns.probe import PROBE_WAIT_S
 from harness.backends.netns.probe import probe
 from harness.backends.netns.probe import trace
 from harness.backends.protocol import Capabilities
@@ -261,7 +262,8 @@ class NetnsBackend(ClosesOnSignals):
         if plan.probes:
             idx = f.index
             pairs = [(idx[a], idx[b]) for a, b in plan.probes]
-            got = probe(emu, pairs, rounds=probe_rounds(engine.worst_loss()))
+            wait = PROBE_WAIT_S if plan.probe_wait_s is None else plan.probe_wait_s
+            got = probe(emu, pairs, timeout=wait, rounds=probe_rounds(engine.worst_loss()))
             probes = tuple(
                 Probe(f.ids[p.src], f.ids[p.dst], p.ok, p.rtt_ms if p.ok else None) for p in got
             )

@@ -33,6 +33,9 @@ ECHO_REQUEST = 8
 ECHO_REPLY = 0
 TIME_EXCEEDED = 11
 
+#: How long a round of echoes waits for its answers unless the plan says otherwise.
+PROBE_WAIT_S = 0.5
+
 
 @dataclass(frozen=True, slots=True)
 class Probe:
@@ -170,7 +173,7 @@ def probe(
     emu: Emulation,
     pairs: Sequence[tuple[int, int]],
     *,
-    timeout: float = 0.5,
+    timeout: float = PROBE_WAIT_S,
     rounds: int = 3,
 ) -> list[Probe]:
     """Send one echo per pair (retrying the unanswered); the result keeps ``pairs`` order."""

@@ -14,6 +14,8 @@ Modules:
               ``journal.json`` at the end.
 ``probes``    A drill's probes sampled on a run session: the model's value beside the
               backend's.
+``reach``     A drill's ``reachability`` probe: a seeded sample of rail NIC pairs plus the
+              pairs the model says are cut now, probed by the backend.
 ``results``   What a drill run records: probe samples, events with prediction beside
               observation, the rollback, and the verdict (pure).
 ``summary``   A drill's records at its end: each probe's series and verdict, each inject's

@@ -3,19 +3,22 @@
 
 A probe that names a registered observation is sampled as an ``expect`` of it
 is judged (:meth:`~harness.run.session.RunSession.observe_one`: predicted, and
-measured where the backend can measure it); the drill's own kinds are read
-from the model: ``reachability`` is the fraction of GPU pairs that reach each
-other (PXN allowed), ``job_rate`` a job's bus bandwidth against the healthy
-fabric's, 0 while it is stalled (cut off, or waiting for a reroute or a link to
-come up) and once it has crashed, ``job_ratio`` one job's rate over a control job's
-(Netflix ChAP: an experiment and a control compared at the same moment, so what
-moves both -- a busy host, a slow emulation -- cancels); ``settle`` is judged per
+measured where the backend can measure it); the drill's own kinds:
+``reachability`` is the fraction of a seeded sample of rail NIC pairs (plus the
+pairs the model says are cut) that reach each other, probed by the backend
+(:mod:`harness.run.drill.reach`); ``job_rate`` a job's bus bandwidth against the
+healthy fabric's, 0 while it is stalled (cut off, or waiting for a reroute or a
+link to come up) and once it has crashed, measured as the real job's rate where a
+backend runs it; ``job_ratio`` one job's rate over a control job's (Netflix
+ChAP: an experiment and a control compared at the same moment, so what moves
+both -- a busy host, a slow emulation -- cancels); ``settle`` is judged per
 action (the seconds the backend took to converge, or the model's reroute window).
 """
 
 from __future__ import annotations
 
 from harness.observations.expect import Expect
+from harness.run.drill.reach import Reach
 from harness.run.drill.results import Sample
 from harness.run.drill.results import Series
 from harness.run.session import RunSession
@@ -35,14 +38,6 @@ def _number(value: object) -> float | None:
     return None
 
 
-def reachability(session: RunSession) -> float:
-    """The fraction of GPU pairs that reach each other now (PXN allowed)."""
-    a = session.analysis()
-    n = int(session.fabric.gpus.size)
-    total = n * (n - 1) // 2
-    return 1.0 if total == 0 else 1.0 - a.gpu_pairs_disconnected(pxn=True) / total
-
-
 def job_rate(session: RunSession, job: str) -> float:
     """``job``'s bus bandwidth against healthy now; 0 while stalled and once crashed."""
     fate = session.timeline.fate(job)
@@ -55,16 +50,28 @@ def job_rate(session: RunSession, job: str) -> float:
 
 
 def sample(
-    session: RunSession, probe: Probe, t: float, series: Series, rate: float | None = None
+    session: RunSession,
+    probe: Probe,
+    t: float,
+    series: Series,
+    *,
+    rate: float | None = None,
+    reach: Reach | None = None,
 ) -> Sample:
     """Sample ``probe`` at drill time ``t`` and judge it against its tolerance; ``rate``: a
     ``job_rate`` probe's measured rate (the real job's iterations/s against its baseline's,
-    from the runner's watch of the jobs), None where no backend runs the job."""
+    from the runner's watch of the jobs), None where no backend runs the job; ``reach``: a
+    ``reachability`` probe's look at its pairs (:class:`~harness.run.drill.reach.ReachProbe`)."""
     predicted: float | None
     measured: float | None = None
     mismatch = False
+    detail = ""
     if probe.kind == "reachability":
-        predicted = reachability(session)
+        if reach is None:
+            msg = f"probe {probe.name}: a reachability sample needs its look at the pairs"
+            raise ValueError(msg)
+        predicted, measured = reach.predicted, reach.measured
+        mismatch, detail = bool(reach.disagree), reach.detail()
     elif probe.kind in ("job_rate", "job_ratio"):
         args = dict(probe.args)
         predicted = job_rate(session, str(args["job"]))
@@ -87,7 +94,7 @@ def sample(
     ok = True
     if probe.tolerance is not None and value is not None:
         ok = probe.tolerance.check(value, series.baseline)
-    return Sample(t, value, ok, predicted, measured, mismatch)
+    return Sample(t, value, ok, predicted, measured, mismatch, detail)
 
 
 def record(probe: Probe, series: Series, s: Sample, *, judge: bool = True) -> None:

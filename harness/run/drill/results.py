@@ -27,12 +27,16 @@ class Sample:
     predicted: float | None = None
     measured: float | None = None
     mismatch: bool = False
+    detail: str = ""  # what disagreed (a reachability sample's pairs)
 
     def to_json(self) -> dict[str, Any]:
-        """The sample as JSON."""
-        return {"t": round(self.t, 6), "value": self.value, "ok": self.ok,
-                "predicted": self.predicted, "measured": self.measured,
-                "mismatch": self.mismatch}  # fmt: skip
+        """The sample as JSON (``detail`` only when there is one)."""
+        out: dict[str, Any] = {"t": round(self.t, 6), "value": self.value, "ok": self.ok,
+               "predicted": self.predicted, "measured": self.measured,
+               "mismatch": self.mismatch}  # fmt: skip
+        if self.detail:
+            out["detail"] = self.detail
+        return out
 
 
 @dataclass(frozen=True, slots=True)

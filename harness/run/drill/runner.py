@@ -42,6 +42,9 @@ from harness.run.drill.journal import Journal
 from harness.run.drill.journal import tool_versions
 from harness.run.drill.probes import record
 from harness.run.drill.probes import sample
+from harness.run.drill.reach import DEFAULT_SAMPLE
+from harness.run.drill.reach import Reach
+from harness.run.drill.reach import ReachProbe
 from harness.run.drill.results import DrillResult
 from harness.run.drill.results import EventRecord
 from harness.run.drill.results import ProbeRecord
@@ -93,6 +96,7 @@ class _Run:
     settles: list[tuple[str, float]] = field(default_factory=list)
     recovering: bool = False  # in the recovery window: samples do not fail a probe
     disagree: dict[str, float] = field(default_factory=dict)  # job_rate probe -> since when
+    reach: dict[str, ReachProbe] = field(default_factory=dict)  # reachability probe -> sample
     on_event: Callable[[EventRecord], None] | None = None
     replayed_abort: tuple[float, str] | None = None  # a replay: the run's own abort
     watch: Watch = field(init=False)
@@ -126,9 +130,18 @@ class _Run:
         control = self.watch.rate(str(args["control"]))
         return rate / control if control else None
 
+    def _reach(self, p: Probe) -> Reach | None:
+        """A reachability probe's look at its pairs now (its sample drawn at the first)."""
+        if p.kind != "reachability":
+            return None
+        if p.name not in self.reach:
+            per_rail = int(dict(p.args).get("sample", DEFAULT_SAMPLE))
+            self.reach[p.name] = ReachProbe(self.session, p.name, per_rail, p.every_s)
+        return self.reach[p.name].look(self.session)
+
     def _sample(self, p: Probe) -> None:
         rate = self._measured(p) if p.kind in JOB_PROBES else None
-        s = sample(self.session, p, self.t, self.series[p.name], rate)
+        s = sample(self.session, p, self.t, self.series[p.name], rate=rate, reach=self._reach(p))
         if p.kind in JOB_PROBES:  # moving or not is seen only JOB_WATCH_S late
             start = self.disagree.setdefault(p.name, self.t) if s.mismatch else None
             if start is None:
@@ -351,7 +364,7 @@ class _Run:
             due = [p for p in probes if self.due[p.name] <= t + 1e-9]
             self.watch.look()
             for p in due:
-                s = sample(self.session, p, self.t, self.series[p.name])
+                s = sample(self.session, p, self.t, self.series[p.name], reach=self._reach(p))
                 self.series[p.name].samples.append(s)
                 self.journal.write("sample", durable=False, probe=p.name, phase="baseline",
                                    **s.to_json())  # fmt: skip
@@ -372,8 +385,7 @@ class _Run:
             for i, s in enumerate(self.series[p.name].samples):  # judged against the baseline
                 ok = p.tolerance is None or s.value is None or p.tolerance.check(
                     s.value, self.series[p.name].baseline)  # fmt: skip
-                self.series[p.name].samples[i] = type(s)(s.t, s.value, ok, s.predicted,
-                                                         s.measured, s.mismatch)  # fmt: skip
+                self.series[p.name].samples[i] = dataclasses.replace(s, ok=ok)
             self.due[p.name] = max(self.due[p.name], 0.0)
 
     def gate(self) -> str:
