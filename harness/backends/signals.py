@@ -54,6 +54,7 @@ from dataclasses import field
 from types import FrameType
 from types import TracebackType
 from typing import Any
+from typing import NoReturn
 from typing import Self
 
 #: The signals that stop a run cleanly (SIGKILL cannot be caught).
@@ -160,6 +161,23 @@ def _late(_signum: int, _frame: FrameType | None) -> None:
     SIGTERM (a test that ran the console script in-process once left every ibsim its
     pytest worker started unstoppable but by SIGKILL).
     """
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the process with ``code``, a late stop signal unable to change it.
+
+    For a process whose command has cleaned up and that exits right after (the console
+    script, ``python -m harness``).  Its handlers are Python's until the interpreter
+    finalizes, and finalization puts back the default action of every signal Python
+    handled: a SIGTERM that lands there kills the process (status -15, not the
+    command's code).  Blocking it in the main thread is not enough: a native thread
+    (numpy's BLAS pool) takes it.  So the stop signals are ignored, process-wide, which
+    finalization leaves alone.  Only for a process about to end: ``SIG_IGN`` is
+    inherited across ``exec`` (an in-process caller, a test, must put its handlers back).
+    """
+    for s in STOP_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    raise SystemExit(code)
 
 
 def _main_thread() -> bool:

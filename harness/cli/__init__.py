@@ -65,6 +65,7 @@ from typing import cast
 
 from harness.backends.signals import Stopped
 from harness.backends.signals import cleanup_on_signals
+from harness.backends.signals import exit_now
 from harness.cli.common import EXIT_BAD_INPUT
 from harness.cli.common import EXIT_ENVIRONMENT
 from harness.cli.common import EXIT_INTERRUPTED
@@ -355,5 +356,6 @@ def _silence_stdout() -> None:
 
 
 def entrypoint() -> NoReturn:
-    """The console script: exit with :func:`main`'s code."""
-    raise SystemExit(main(exiting=True))
+    """The console script: exit with :func:`main`'s code (a late stop signal cannot change
+    it, see :func:`~harness.backends.signals.exit_now`)."""
+    exit_now(main(exiting=True))

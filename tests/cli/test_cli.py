@@ -371,15 +371,32 @@ def test_entrypoint_raises_system_exit(
             cli.entrypoint()
         assert info.value.code == 0
         assert "valid" in capsys.readouterr().out
-        # a late signal is ignored, but never by SIG_IGN: children started after would inherit it
-        assert all(signal.getsignal(s) not in (signal.SIG_IGN, h) for s, h in saved.items())
-        child = subprocess.run(
-            ["sh", "-c", "kill -TERM $$; sleep 5"], timeout=10, check=False
-        )  # a child of this process still dies of SIGTERM
-        assert child.returncode == -signal.SIGTERM
+        # the process ends now: a late stop signal is ignored process-wide (finalization
+        # would put back the default actions of Python's handlers: killed, status -15)
+        assert all(signal.getsignal(s) == signal.SIG_IGN for s in saved)
     finally:
         for s, h in saved.items():
             signal.signal(s, h)  # this pytest worker's own
+    child = subprocess.run(
+        ["sh", "-c", "kill -TERM $$; sleep 5"], timeout=10, check=False
+    )  # put back, a child of this process dies of SIGTERM again
+    assert child.returncode == -signal.SIGTERM
+
+
+def test_a_command_that_cleaned_up_ignores_a_late_signal_but_its_children_do_not(
+    good: Path,
+) -> None:
+    """``main(exiting=True)`` (before the process ends) leaves a do-nothing handler, not
+    ``SIG_IGN``: a child started then still dies of SIGTERM."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        assert main(["validate", str(good)], exiting=True) == 0
+        assert all(signal.getsignal(s) not in (signal.SIG_IGN, h) for s, h in saved.items())
+        child = subprocess.run(["sh", "-c", "kill -TERM $$; sleep 5"], timeout=10, check=False)
+        assert child.returncode == -signal.SIGTERM
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)
 
 
 LAB = """\

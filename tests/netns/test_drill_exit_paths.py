@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -70,12 +71,18 @@ def _journal(tmp_path: Path) -> dict[str, object]:
 
 
 def test_sigterm_after_the_first_drain_rolls_it_back(drill: Run, tmp_path: Path) -> None:
+    """The signal comes at a random moment of the first drain's 3 s hold, the second one at
+    a random moment of the rollback (the seed is in the messages)."""
+    seed = time.time_ns() % 2**32
+    rng = random.Random(seed)
     before = HostState.now()
     _first_drain(drill, tmp_path / "j" / "journal.jsonl")
+    time.sleep(rng.uniform(0.0, 2.5))
     drill.signal(signal.SIGTERM)
     drill.wait_stderr("stopping on SIGTERM")
-    drill.signal(signal.SIGTERM)  # during the rollback: it waits for it
-    assert drill.finish() == 143, drill.err()
+    time.sleep(rng.uniform(0.0, 0.2))
+    drill.signal(signal.SIGTERM)  # during the rollback (if not over yet): it waits for it
+    assert drill.finish() == 143, f"seed {seed}: {drill.err()}"
     doc = _journal(tmp_path)
     assert doc["status"] == "aborted"
     assert doc["reason"] == "interrupted by SIGTERM"

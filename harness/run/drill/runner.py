@@ -31,6 +31,7 @@ from harness.backends.signals import Stopped
 from harness.backends.signals import cleaning_up
 from harness.errors import BackendError
 from harness.errors import HarnessError
+from harness.errors import ScenarioError
 from harness.fabric.routing import Routing
 from harness.faults.fault import AppliedFault
 from harness.invariants.timeline import REROUTED
@@ -97,6 +98,7 @@ class _Run:
     recovering: bool = False  # in the recovery window: samples do not fail a probe
     disagree: dict[str, float] = field(default_factory=dict)  # job_rate probe -> since when
     reach: dict[str, ReachProbe] = field(default_factory=dict)  # reachability probe -> sample
+    cut_short: set[str] = field(default_factory=set)  # injects a signal may have cut short
     on_event: Callable[[EventRecord], None] | None = None
     replayed_abort: tuple[float, str] | None = None  # a replay: the run's own abort
     watch: Watch = field(init=False)
@@ -305,11 +307,13 @@ class _Run:
         self.applied[label] = applied
         s.applied.append((label, applied))  # recorded before it is done
         before = s.analysis()
+        self.cut_short.add(label)  # until the backend and the prediction both have it
         s.backend.inject(applied)
         s.state = s.state.inject(applied)
+        self.cut_short.discard(label)
         return s._changed(applied, before)
 
-    def _revert(self, applied: AppliedFault) -> str:
+    def _revert(self, applied: AppliedFault, label: str = "") -> str:
         s = self.session
         for i, (_, a) in enumerate(s.applied):
             if a is applied:
@@ -318,11 +322,17 @@ class _Run:
         status = "restored"
         try:
             s.backend.revert(applied)
-        except BackendError as err:
-            if "gone" not in str(err).lower() and "no such" not in str(err).lower():
+        except (BackendError, ScenarioError) as err:
+            if label in self.cut_short:  # a signal cut its inject short: maybe never applied
+                status = "not applied (its inject was cut short)"
+            elif not isinstance(err, BackendError) or (
+                "gone" not in str(err).lower() and "no such" not in str(err).lower()
+            ):
                 raise
-            status = "gone"
-        s.state = s.state.revert(applied)
+            else:
+                status = "gone"
+        if any(a is applied for a in s.state.applied):
+            s.state = s.state.revert(applied)
         s._changed(restored=(applied,))
         return status
 
@@ -335,7 +345,7 @@ class _Run:
             self.journal.write("action", label=label, action="rollback",
                                fault=applied.describe_restore(fabric))  # fmt: skip
             try:
-                status = self._revert(applied)
+                status = self._revert(applied, label)
             except Exception as err:  # keep rolling back; the journal says which failed
                 status = f"failed: {err}"
             rec = EventRecord(self.t, self.t, "rollback", label, applied.describe_restore(fabric),
