@@ -27,6 +27,52 @@ from harness.fabric.model import LinkKind
 from harness.fabric.model import NodeSpec
 from harness.fabric.nodes import NodeTemplate
 
+InternalLink = tuple[int, int, LinkKind, float, int]  # (a, b, kind, Gb/s, lanes)
+
+
+def _internal_links(
+    template: NodeTemplate,
+    *,
+    cpus: list[int],
+    pcie: list[int],
+    nvsw: list[int],
+    gpus: list[int],
+    nics: list[int],
+    stor: list[int],
+) -> list[InternalLink]:
+    """A server's links between its parts, in the order they are added."""
+    s = template.spec
+    out: list[InternalLink] = []
+    for c in range(1, len(cpus)):
+        out.append((cpus[0], cpus[c], LinkKind.CPU_LINK, 8 * 64.0, 1))
+    for k, p in enumerate(pcie):
+        out.append((p, cpus[template.cpu_of_pcie(k)], LinkKind.PCIE, 8 * s.pcie_gbs, 1))
+        for g in template.gpus_of_pcie(k):
+            out.append((gpus[g], p, LinkKind.PCIE, 8 * s.pcie_gbs, 1))
+    for r, n in enumerate(nics):
+        out.append((n, pcie[template.pcie_of_nic(r)], LinkKind.PCIE, 8 * s.pcie_gbs, 1))
+    for m, sn in enumerate(stor):
+        out.append((sn, cpus[m % len(cpus)], LinkKind.PCIE, 8 * s.pcie_gbs, 1))
+    for g in gpus:
+        for k, sw in enumerate(nvsw):
+            lanes = s.nvlink_lanes[k]
+            if lanes:
+                out.append((g, sw, LinkKind.NVLINK, lanes * s.nvlink_lane_gbs * 8, lanes))
+    return out
+
+
+class _Stamp:
+    """The internal links of the first server of a template, to repeat on the next ones."""
+
+    __slots__ = ("capacities", "kinds", "lanes", "links", "server")
+
+    def __init__(self, links: tuple[InternalLink, ...], server: int) -> None:
+        self.links = tuple((a, b) for a, b, *_ in links)
+        self.kinds = tuple(int(x[2]) for x in links)
+        self.capacities = tuple(float(x[3]) for x in links)
+        self.lanes = tuple(x[4] for x in links)
+        self.server = server
+
 
 class FabricBuilder:
     """Collect elements and links, then :meth:`build` a :class:`Fabric`.
@@ -68,6 +114,7 @@ class FabricBuilder:
         self._lanes: list[int] = []
         self._specs: list[NodeSpec] = []
         self._spec_idx: dict[NodeSpec, int] = {}
+        self._stamps: dict[NodeTemplate, _Stamp] = {}  # a server's internal links, per template
 
     # -- elements ----------------------------------------------------------
     def add(
@@ -235,21 +282,27 @@ class FabricBuilder:
         gpus = [part(f"gpu{g}", Kind.GPU, rail=template.rail_of_gpu(g)) for g in range(s.gpus)]
         nics = [part(f"nic{r}", Kind.NIC, rail=r, ports=s.nic_ports) for r in range(s.rails)]
         stor = [part(f"stor{m}", Kind.STORAGE_NIC, ports=1) for m in range(s.storage_nics)]
-        for c in range(1, len(cpus)):
-            self.link(cpus[0], cpus[c], LinkKind.CPU_LINK, 8 * 64.0)
-        for k, p in enumerate(pcie):
-            self.link(p, cpus[template.cpu_of_pcie(k)], LinkKind.PCIE, 8 * s.pcie_gbs)
-            for g in template.gpus_of_pcie(k):
-                self.link(gpus[g], p, LinkKind.PCIE, 8 * s.pcie_gbs)
-        for r, n in enumerate(nics):
-            self.link(n, pcie[template.pcie_of_nic(r)], LinkKind.PCIE, 8 * s.pcie_gbs)
-        for m, sn in enumerate(stor):
-            self.link(sn, cpus[m % len(cpus)], LinkKind.PCIE, 8 * s.pcie_gbs)
-        for g in gpus:
-            for k, sw in enumerate(nvsw):
-                lanes = s.nvlink_lanes[k]
-                if lanes:
-                    self.link(g, sw, LinkKind.NVLINK, lanes * s.nvlink_lane_gbs * 8, lanes=lanes)
+        stamp = self._stamps.get(template)
+        if stamp is None or len(self._a) + len(stamp.links) > MAX_LINKS:
+            # the first server of this template (or one past the link limit, which raises at
+            # the link beyond it): every link checked one by one
+            links = _internal_links(
+                template, cpus=cpus, pcie=pcie, nvsw=nvsw, gpus=gpus, nics=nics, stor=stor
+            )
+            for a, b, kind, gbps, lanes in links:
+                self.link(a, b, kind, gbps, lanes=lanes)
+            self._stamps[template] = _Stamp(tuple(links), srv)
+            return srv, nics, stor
+        # the first server's links moved to this one's parts (added in the same order after
+        # the server): checked there already, and links inside a server take no ports
+        shift = srv - stamp.server
+        self._a.extend(a + shift for a, _ in stamp.links)
+        self._b.extend(b + shift for _, b in stamp.links)
+        self._ap.extend(0 for _ in stamp.links)
+        self._bp.extend(0 for _ in stamp.links)
+        self._lk.extend(stamp.kinds)
+        self._cap.extend(stamp.capacities)
+        self._lanes.extend(stamp.lanes)
         return srv, nics, stor
 
     # -- result ------------------------------------------------------------
