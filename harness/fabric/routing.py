@@ -280,6 +280,22 @@ class Routing:
         ms = self.bfd_ms(sessions)
         return self.hold if ms is None else round(BFD_MULTIPLIER * ms / 1000, 9)
 
+    def hang_detect_min_s(self, sessions: int) -> float:
+        """The least time a real control plane can take to notice a hang (what a faster
+        "detection" gives away: it was told, as a kill tells it): the hold timer less a
+        keepalive interval (FRR sends one every third of it), one BFD interval fewer than
+        the multiplier.  Under ``sm`` 0: the harness is the subnet manager.
+
+        >>> Routing("bgp").hang_detect_min_s(64), Routing("bgp", bfd="on").hang_detect_min_s(64)
+        (6.0, 0.6)
+        """
+        if self.control == "sm":
+            return 0.0
+        ms = self.bfd_ms(sessions)
+        if ms is None:
+            return self.hold - self.hold // 3
+        return round((BFD_MULTIPLIER - 1) * ms / 1000, 9)
+
     def hang_s(self, sessions: int) -> float:
         """Seconds a hung switch blackholes what is routed through it: its detection
         (:meth:`hang_detect_s`) and then the ``reroute``.
