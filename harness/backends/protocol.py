@@ -89,9 +89,10 @@ class Capabilities:
     True
     >>> caps.unsupported(Fault.parse({"kill": "su01/node01/gpu0"}).resolve(f), f)
     'kill of a gpu (su01/node01/gpu0)'
-    >>> caps = dataclasses.replace(caps, why_not=(("cut", "no cables here"),))
-    >>> caps.unsupported(Fault.parse({"cut": "spine-01:1--su01/leaf-r0:21"}).resolve(f), f)
-    "fault kind 'cut' (no cables here)"
+    >>> none = Capabilities(frozenset(), frozenset(), frozenset(), frozenset(),
+    ...                     why_not=(("kill", "nothing here can die"),))
+    >>> none.unsupported(Fault.parse({"kill": "spine-01"}).resolve(f), f)
+    "fault kind 'kill' (nothing here can die)"
     """
 
     faults: frozenset[str]

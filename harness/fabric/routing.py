@@ -100,7 +100,7 @@ control plane (``routing: bgp``); a mapping names each setting
     or an interval (``bfd: 300ms``), detect multiplier 3.  No effect with
     ``control: sm``.
 
-**How long a hang goes unnoticed** (:meth:`Routing.hang_s`): the detection --
+**How long a hang goes unnoticed** (:mod:`harness.invariants.outage`): the detection --
 ``hold`` under ``bgp`` without BFD, three BFD intervals with it, ``sweep``
 under ``sm`` -- then the ``reroute`` that follows any detected failure.  Until
 then the hung switch blackholes what is routed through it.
@@ -244,66 +244,6 @@ class Routing:
         """Seconds from a repair until the link carries traffic: as stated, or the control
         plane's (:data:`DEFAULT_LINK_UP_S`)."""
         return DEFAULT_LINK_UP_S[self.control] if self.link_up is None else self.link_up
-
-    def bfd_ms(self, sessions: int) -> int | None:
-        """The BFD interval (ms) on a fabric of ``sessions`` BGP sessions (None: no BFD).
-
-        >>> Routing("bgp", bfd="on").bfd_ms(64), Routing("bgp", bfd="on").bfd_ms(1600)
-        (300, 1000)
-        >>> Routing("bgp", bfd="50ms").bfd_ms(1600), Routing("sm", bfd="on").bfd_ms(64)
-        (50, None)
-        """
-        if self.control != "bgp" or self.bfd == BFD_WORDS[0]:
-            return None
-        if self.bfd == BFD_WORDS[1]:
-            return next(ms for most, ms in BFD_ON_MS if sessions <= most)
-        return int(self.bfd.removesuffix("ms"))
-
-    def hang_detect_s(self, sessions: int) -> float:
-        """Seconds until the control plane notices a hung switch (links up, nothing answered)
-        on a fabric of ``sessions`` BGP sessions: the bound, before its reroute.
-
-        ``bgp``: three BFD intervals with BFD, else the hold timer (the last keepalive
-        came up to a keepalive interval before the hang, so the session drops 6-9 s
-        after it with FRR's 3 s / 9 s: 9 s is the bound).  ``sm``: the light-sweep
-        interval (the hang came just after a sweep; the next one finds the switch
-        silent; the SMP timeouts it waits, 4 x 200 ms, are inside OpenSM's sweep and
-        in the ``reroute``).
-
-        >>> Routing("bgp").hang_detect_s(64), Routing("bgp", bfd="on").hang_detect_s(64)
-        (9.0, 0.9)
-        >>> Routing("bgp", bfd="on").hang_detect_s(1600), Routing("sm").hang_detect_s(64)
-        (3.0, 10.0)
-        """
-        if self.control == "sm":
-            return self.sweep
-        ms = self.bfd_ms(sessions)
-        return self.hold if ms is None else round(BFD_MULTIPLIER * ms / 1000, 9)
-
-    def hang_detect_min_s(self, sessions: int) -> float:
-        """The least time a real control plane can take to notice a hang (what a faster
-        "detection" gives away: it was told, as a kill tells it): the hold timer less a
-        keepalive interval (FRR sends one every third of it), one BFD interval fewer than
-        the multiplier.  Under ``sm`` 0: the harness is the subnet manager.
-
-        >>> Routing("bgp").hang_detect_min_s(64), Routing("bgp", bfd="on").hang_detect_min_s(64)
-        (6.0, 0.6)
-        """
-        if self.control == "sm":
-            return 0.0
-        ms = self.bfd_ms(sessions)
-        if ms is None:
-            return self.hold - self.hold // 3
-        return round((BFD_MULTIPLIER - 1) * ms / 1000, 9)
-
-    def hang_s(self, sessions: int) -> float:
-        """Seconds a hung switch blackholes what is routed through it: its detection
-        (:meth:`hang_detect_s`) and then the ``reroute``.
-
-        >>> Routing("bgp").hang_s(64), Routing("bgp", bfd="300ms", reroute=0.5).hang_s(64)
-        (10.0, 1.4)
-        """
-        return round(self.hang_detect_s(sessions) + self.reroute, 9)
 
     @property
     def serial_sweeps(self) -> bool:

@@ -44,7 +44,7 @@ class FaultKind(enum.Enum):
     control plane).  Once routed around it is a ``kill`` for connectivity and
     bandwidth, but no port goes down, so nothing tells the control plane: what is
     routed through it is lost until the BGP hold timer, BFD or the subnet
-    manager's next sweep finds it (:meth:`harness.fabric.routing.Routing.hang_s`).
+    manager's next sweep finds it (:mod:`harness.invariants.outage`).
     Its restore is a reboot: the switch comes back with fresh control-plane state.
     """
 

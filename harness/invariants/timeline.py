@@ -30,7 +30,7 @@ is restarted.  :class:`Timeline` keeps that history on a clock:
   reroute as slow as the timeout crashes the job;
 * a **hung** switch (``hang``: links up, nothing forwarded) stalls the jobs whose
   traffic crossed it until the control plane notices and reroutes
-  (:meth:`~harness.fabric.routing.Routing.hang_s`: the BGP hold timer without BFD,
+  (:mod:`~harness.invariants.outage`: the BGP hold timer without BFD,
   three BFD intervals with it, the subnet manager's next sweep under ``sm``; then
   the ``reroute``), usually far longer than a kill, whose ports go down at once;
   its restore is a reboot, which carries traffic ``link_up`` later (the sessions
@@ -95,17 +95,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
-
 from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
-from harness.fabric.routing import BFD_MULTIPLIER
 from harness.fabric.routing import Routing
 from harness.faults.fault import AppliedFault
 from harness.faults.fault import FaultKind
 from harness.invariants.analysis import Analysis
+from harness.invariants.outage import STALLING
+from harness.invariants.outage import outage_s
+from harness.invariants.outage import stall_cause
 from harness.invariants.routed_links import RoutedLinks
 from harness.invariants.routed_links import draw_note
 from harness.invariants.routed_links import routed_links
@@ -113,12 +113,6 @@ from harness.invariants.routed_links import routed_links
 JobState = Literal["running", "stalled", "crashed"]
 
 
-# Faults that take a path away and so need the control plane to reroute.
-#: The faults a control plane reroutes around (a drain is routed around before it bites).
-REROUTED = frozenset({FaultKind.KILL, FaultKind.CUT, FaultKind.OPTIC})
-#: The faults that stall the jobs whose traffic crossed them until the routes move: the
-#: rerouted ones and a hang (noticed late, then rerouted).
-STALLING = REROUTED | {FaultKind.HANG}
 #: The faults whose restore brings links or sessions back: traffic only ``link_up`` later.
 BROUGHT_UP = STALLING
 # Losing one of these under a running job is an uncorrectable error.
@@ -425,53 +419,6 @@ def fault_links(fabric: Fabric, applied: AppliedFault) -> frozenset[int]:
     for e in applied.elements:
         out |= set(fabric.links_at(e).tolist())
     return frozenset(out)
-
-
-def bgp_sessions(fabric: Fabric) -> int:
-    """The BGP sessions of ``fabric`` under ``control: bgp``: one per end of every
-    switch-to-switch cable (what ``bfd: on`` picks its timers by)."""
-    kinds = np.isin(fabric.link_kind, [int(LinkKind.LEAF_SPINE), int(LinkKind.SPINE_CORE)])
-    return 2 * int(kinds.sum())
-
-
-def outage_s(fabric: Fabric, applied: AppliedFault, routing: Routing) -> float:
-    """Seconds from ``applied`` until the control plane has routed around it (0: nothing
-    to route around): the ``reroute`` of a kill, cut or optic; a hang's detection and
-    then the reroute (:meth:`~harness.fabric.routing.Routing.hang_s`).
-
-    >>> from harness.fabric import preset
-    >>> from harness.faults.fault import Fault
-    >>> f = preset("seed-a800")
-    >>> hang = Fault.parse({"hang": "spine-03"}).resolve(f)
-    >>> outage_s(f, hang, Routing("bgp")), outage_s(f, hang, Routing("bgp", bfd="on"))
-    (10.0, 4.0)
-    >>> outage_s(f, hang, Routing("sm")), outage_s(f, Fault.parse({"kill": "spine-03"}).resolve(f),
-    ...                                             Routing("bgp"))
-    (11.0, 1.0)
-    """
-    kind = applied.fault.kind
-    if kind is FaultKind.HANG:
-        return routing.hang_s(bgp_sessions(fabric))
-    return routing.reroute if kind in REROUTED else 0.0
-
-
-def stall_cause(fabric: Fabric, applied: AppliedFault, routing: Routing) -> str:
-    """What the jobs a fault stalls wait for, in words (``""``: the reroute).
-
-    >>> from harness.fabric import preset
-    >>> from harness.faults.fault import Fault
-    >>> f = preset("seed-a800")
-    >>> stall_cause(f, Fault.parse({"hang": "spine-03"}).resolve(f), Routing("bgp"))
-    'the hung switch goes unnoticed 9 s (the BGP hold timer) and the reroute takes 1 s more'
-    """
-    if applied.fault.kind is not FaultKind.HANG:
-        return ""
-    sessions = bgp_sessions(fabric)
-    ms = routing.bfd_ms(sessions)
-    by = ("the subnet manager's next sweep" if routing.control == "sm" else
-          "the BGP hold timer" if ms is None else f"BFD, {BFD_MULTIPLIER} x {ms} ms")  # fmt: skip
-    return (f"the hung switch goes unnoticed {_s(routing.hang_detect_s(sessions))} s ({by}) "
-            f"and the reroute takes {_s(routing.reroute)} s more")  # fmt: skip
 
 
 def reroute_stall(

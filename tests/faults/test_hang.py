@@ -32,12 +32,13 @@ from harness.faults.fault import FaultKind
 from harness.faults.fault import FaultState
 from harness.faults.text import parse_faults
 from harness.invariants.analysis import Analysis
+from harness.invariants.outage import bgp_sessions
+from harness.invariants.outage import hang_detect_min_s
+from harness.invariants.outage import outage_s
 from harness.invariants.state import Observation
 from harness.invariants.timeline import Timeline
 from harness.invariants.timeline import after_change
-from harness.invariants.timeline import bgp_sessions
 from harness.invariants.timeline import crashed_by_change
-from harness.invariants.timeline import outage_s
 from harness.invariants.timeline import traffic_of
 from harness.reporting.html.marks import Marks
 from harness.search import strategies
@@ -124,8 +125,8 @@ def test_detection_is_the_hold_timer_bfd_or_the_next_sweep_then_the_reroute() ->
     assert outage_s(f, hang, Routing.stating(control="bgp", hold=30.0)) == 31.0
     assert outage_s(f, hang, Routing.stating(sweep=5.0, reroute=0.5)) == 5.5
     assert outage_s(f, kill, BGP) == 1.0  # its ports went down: bgpd knew at once
-    assert BGP.hang_detect_min_s(sessions) == 6.0  # the last keepalive, up to 3 s before
-    assert BFD.hang_detect_min_s(sessions) == pytest.approx(0.6)
+    assert hang_detect_min_s(BGP, sessions) == 6.0  # the last keepalive, up to 3 s before
+    assert hang_detect_min_s(BFD, sessions) == pytest.approx(0.6)
 
 
 def test_hold_and_sweep_are_routing_settings_with_frr_s_bounds() -> None:

@@ -68,7 +68,8 @@ from harness.fabric.model import LinkKind
 from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
 from harness.fabric.routing import Routing
 from harness.faults.fault import AppliedFault
-from harness.invariants.timeline import bgp_sessions
+from harness.invariants.outage import bgp_sessions
+from harness.invariants.outage import hang_s
 
 REALIZED_LINKS = frozenset(
     k.label for k in (LinkKind.ACCESS, LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE, LinkKind.STORAGE)
@@ -175,7 +176,7 @@ class NetnsBackend(ClosesOnSignals):
                 msg = "netns: apply() while faults are injected; revert them first"
                 raise BackendError(msg)
             self.engine.sweep_delay = self._sweep_delay(routing)
-            self.engine.hang_delay = routing.hang_s(bgp_sessions(fabric))
+            self.engine.hang_delay = hang_s(routing, bgp_sessions(fabric))
             if tuple(jobs) != self.jobs:
                 self._start_jobs(tuple(jobs))
             return
@@ -186,7 +187,7 @@ class NetnsBackend(ClosesOnSignals):
         self.emu = Emulation(fabric, scale=self.scale, routing=routing)
         self.emu.up()
         self.engine = FaultEngine(self.emu, sweep_delay=self._sweep_delay(routing),
-                                  hang_delay=routing.hang_s(bgp_sessions(fabric)))  # fmt: skip
+                                  hang_delay=hang_s(routing, bgp_sessions(fabric)))  # fmt: skip
         if jobs and self.emu.bgp is not None:
             # the ranks connect over the routes BGP installs: a rank that finds no route
             # yet fails at once (ENETUNREACH), so the job starts on the converged fabric

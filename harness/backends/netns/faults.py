@@ -35,7 +35,7 @@ A hang tells nobody: no port goes down.  Under ``bgp`` the neighbours find it
 when its sessions time out (the hold timer, or BFD), which is measured.  Under
 ``sm`` the harness is the subnet manager: it finds the hung switch at the
 sweep the model says finds it (``hang_delay`` seconds later: the next light
-sweep, then the heavy one, :meth:`~harness.fabric.routing.Routing.hang_s`), and
+sweep, then the heavy one, :func:`~harness.invariants.outage.hang_s`), and
 until then every table still points through it and what goes there is dropped.
 
 Faults may overlap (a cut cable on a killed leaf): each interface end counts the

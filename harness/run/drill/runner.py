@@ -34,8 +34,9 @@ from harness.errors import HarnessError
 from harness.fabric.routing import Routing
 from harness.faults.fault import AppliedFault
 from harness.faults.fault import FaultKind
-from harness.invariants.timeline import bgp_sessions
-from harness.invariants.timeline import outage_s
+from harness.invariants.outage import bgp_sessions
+from harness.invariants.outage import hang_detect_min_s
+from harness.invariants.outage import outage_s
 from harness.observations.budget import parse_budget
 from harness.observations.plans import MeasureOptions
 from harness.run.drill.guard import guard_breaks
@@ -296,10 +297,10 @@ class _Run:
     def _hang_mismatch(self, applied: AppliedFault, predicted: float, measured: float) -> str:
         """A hang's measured detection against the model's: no later than its bound (10 %,
         at least 0.2 s, for reprogramming on a busy host), no sooner than a real control
-        plane can notice (:meth:`~harness.fabric.routing.Routing.hang_detect_min_s`)."""
+        plane can notice (:func:`~harness.invariants.outage.hang_detect_min_s`)."""
         if self.session.backend.name == "model" or applied.fault.kind is not FaultKind.HANG:
             return ""
-        least = self.session.routing.hang_detect_min_s(bgp_sessions(self.session.fabric))
+        least = hang_detect_min_s(self.session.routing, bgp_sessions(self.session.fabric))
         if measured > max(predicted * 1.1, predicted + 0.2):
             return (f"predicted: the hung switch is routed around within {predicted:g} s; "
                     f"observed: {measured:.3g} s")  # fmt: skip
