@@ -120,8 +120,8 @@ def entry_problem(
         if kind == "netns-created" and (not isinstance(inode, int) or inode <= 0):
             return f"netns-created {name!r} has no inode number (got {inode!r})"
     elif kind == "nft-table":
-        if re.fullmatch(re.escape(run_id) + r"_loss[0-9]+", name) is None:
-            return f"nft table name {name!r} is not of this run ({run_id}_loss<N>)"
+        if re.fullmatch(re.escape(run_id) + r"_(loss|hang)[0-9]+", name) is None:
+            return f"nft table name {name!r} is not of this run ({run_id}_loss<N>, _hang<N>)"
         where = data.get("netns")
         if not isinstance(where, str) or not netns_name_ok(run_id, where):
             return f"nft table {name!r} is in {where!r}, not in a namespace of this run"

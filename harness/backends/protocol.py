@@ -78,6 +78,8 @@ class Capabilities:
     ``measurements``: kinds from :data:`~harness.backends.measurement.MEASUREMENT_KINDS`.
     ``routing``: the control planes it runs (``routing: {control: ...}``, see
     :mod:`harness.fabric.routing`); a scenario asking for another one is skipped.
+    ``why_not``: (fault kind, why this backend cannot inject it) for kinds it leaves
+    out on purpose, said with the refusal.
 
     >>> from harness.fabric import preset
     >>> from harness.faults.fault import Fault
@@ -87,6 +89,10 @@ class Capabilities:
     True
     >>> caps.unsupported(Fault.parse({"kill": "su01/node01/gpu0"}).resolve(f), f)
     'kill of a gpu (su01/node01/gpu0)'
+    >>> none = Capabilities(frozenset(), frozenset(), frozenset(), frozenset(),
+    ...                     why_not=(("kill", "nothing here can die"),))
+    >>> none.unsupported(Fault.parse({"kill": "spine-01"}).resolve(f), f)
+    "fault kind 'kill' (nothing here can die)"
     """
 
     faults: frozenset[str]
@@ -94,6 +100,7 @@ class Capabilities:
     links: frozenset[str]
     measurements: frozenset[str]
     routing: frozenset[str] = frozenset({"sm"})
+    why_not: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def everything(cls) -> Capabilities:
@@ -111,7 +118,8 @@ class Capabilities:
         """Why this backend cannot inject ``applied`` (``None``: it can)."""
         kind = applied.fault.kind.value
         if kind not in self.faults:
-            return f"fault kind {kind!r}"
+            why = dict(self.why_not).get(kind)
+            return f"fault kind {kind!r}" + (f" ({why})" if why else "")
         for e in applied.elements:
             label = Kind(int(fabric.kind[e])).label
             if label not in self.elements:

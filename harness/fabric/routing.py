@@ -53,8 +53,8 @@ control plane (``routing: bgp``); a mapping names each setting
     ibsim); bgpd drops the session of an interface that lost carrier at once
     and reconverges within about a second on a small fabric.  A hung switch
     that keeps its links up is found only by the BGP hold timer (9 s with
-    ``frr defaults datacenter``) or BFD: say ``reroute: 9s`` (or, with
-    ``bfd: on``, about three BFD intervals).
+    ``frr defaults datacenter``) or BFD: that is the ``hang`` fault kind, timed by
+    ``hold``, ``bfd`` and ``sweep`` (below) on top of this ``reroute``.
 
 ``link_up`` (default by the control plane: ``3s`` with ``sm``, ``3s`` with ``bgp``)
     Seconds from a repair (the ``restore`` of a ``kill``, ``cut`` or ``optic``)
@@ -75,6 +75,22 @@ control plane (``routing: bgp``); a mapping names each setting
     restore of a killed switch counts as its links coming back; a switch that
     reboots takes minutes more: say so with a longer ``link_up``.
 
+``hold`` (default ``9s``)
+    The BGP hold timer (``control: bgp``): a session whose peer sent nothing for
+    this long is dropped, which is how a **hung** switch (a ``hang``: links up,
+    nothing forwarded, nothing answered) is found without BFD.  ``9s`` is FRR's
+    ``frr defaults datacenter`` (keepalive 3 s, hold 9 s); another value runs
+    ``timers bgp HOLD/3 HOLD`` on the netns backend.  FRR takes 3-65535 s.
+    The session drops 6-9 s after the hang (the last keepalive came 0-3 s
+    before it); the model takes the bound, 9 s.
+
+``sweep`` (default ``10s``)
+    The subnet manager's light-sweep interval (``control: sm``; OpenSM's
+    ``sweep_interval``, default 10 s).  A hung switch sends no trap (its ports
+    stay Active): OpenSM finds it when its next light sweep gets no answer to
+    the SMPs it sends the switch, then routes around it in a heavy sweep (the
+    ``reroute``).  The model takes the bound: the hang came just after a sweep.
+
 ``bfd`` (default ``off``)
     BFD on every BGP session (``control: bgp``; FRR's ``bfdd``), which finds a
     hung neighbour (links up, nothing answering) in three intervals instead of
@@ -83,6 +99,11 @@ control plane (``routing: bgp``); a mapping names each setting
     fabrics, slower on large ones, where a few shared cores cannot keep up);
     or an interval (``bfd: 300ms``), detect multiplier 3.  No effect with
     ``control: sm``.
+
+**How long a hang goes unnoticed** (:mod:`harness.invariants.outage`): the detection --
+``hold`` under ``bgp`` without BFD, three BFD intervals with it, ``sweep``
+under ``sm`` -- then the ``reroute`` that follows any detected failure.  Until
+then the hung switch blackholes what is routed through it.
 
 Each choice setting is a field of :class:`Routing` with its choices in
 :data:`CHOICES` (the first is the default), each duration one in
@@ -93,7 +114,7 @@ scenario's ``routing:`` wins over its fabric file's, and ``harness run
 >>> parse_routing("bgp") == Routing(control="bgp")
 True
 >>> parse_routing({"control": "sm"}).describe()
-'control sm, forwarding static, paths up-down, engine ftree, reroute 1s, link_up 3s'
+'control sm, forwarding static, paths up-down, engine ftree, reroute 1s, link_up 3s, sweep 10s'
 >>> parse_routing({"control": "bgp", "bfd": "0.3s"}).bfd, parse_routing({"bfd": True}).bfd
 ('300ms', 'on')
 >>> parse_routing({"reroute": "9s", "paths": "shortest"}).reroute
@@ -154,7 +175,20 @@ CHOICES: dict[str, tuple[str, ...]] = {
 #: ``link_up:`` says otherwise (link training + the SM's sweep; the BGP session + routes).
 DEFAULT_LINK_UP_S: dict[str, float] = {"sm": 3.0, "bgp": 3.0}
 #: Every duration setting -> its default, in seconds (None: by control plane, ``link_up``).
-DURATIONS: dict[str, float | None] = {"reroute": DEFAULT_REROUTE_S, "link_up": None}
+DURATIONS: dict[str, float | None] = {
+    "reroute": DEFAULT_REROUTE_S,
+    "link_up": None,
+    "hold": 9.0,
+    "sweep": 10.0,
+}
+#: The duration settings of one control plane only (shown and used only with it).
+DURATION_CONTROL: dict[str, Control] = {"hold": "bgp", "sweep": "sm"}
+#: FRR's BGP hold time: 0 (never) or 3-65535 s; the harness needs a finite one.
+HOLD_MIN_S, HOLD_MAX_S = 3, 65_535
+#: ``bfd: on``: the BFD interval (ms) by fabric size, as (most BGP sessions, interval), the
+#: last for any size (measured in docs/netns.md: 300 ms flaps at 1,600 sessions on 2 cores).
+BFD_ON_MS: tuple[tuple[int, int], ...] = ((256, 300), (1 << 30, 1000))
+BFD_MULTIPLIER = 3  # BFD's detect multiplier: a peer is down after this many silent intervals
 #: ``bfd``: off, on (timers by fabric size) or an interval; FRR takes 10-60000 ms.
 BFD_WORDS: tuple[str, ...] = ("off", "on")
 BFD_MIN_MS, BFD_MAX_MS = 10, 60_000
@@ -181,6 +215,11 @@ DOCS: dict[str, str] = {
     "bfd": "BFD on every BGP session (control bgp): off (default), on (timers by fabric size: "
     "300 ms x 3 on small fabrics, 1 s x 3 on large ones) or an interval such as 300ms "
     "(detect multiplier 3).",
+    "hold": "The BGP hold timer (control bgp; default 9s, FRR's datacenter defaults): how long a "
+    "hung switch goes unnoticed without BFD (then the reroute). 3-65535 s.",
+    "sweep": "The subnet manager's light-sweep interval (control sm; default 10s, OpenSM's "
+    "sweep_interval): a hung switch is found when the next sweep gets no answer from it "
+    "(then the reroute).",
 }
 SHORTHAND = "control"  # what a bare string sets
 ROUTING_KEYS: tuple[str, ...] = (*CHOICES, *DURATIONS, "bfd")
@@ -197,6 +236,8 @@ class Routing:
     engine: Engine = "ftree"
     bfd: str = "off"  # off | on | "<N>ms" (parse_bfd)
     link_up: float | None = None  # None: the control plane's (DEFAULT_LINK_UP_S)
+    hold: float = 9.0  # bgp: the hold timer (DURATIONS)
+    sweep: float = 10.0  # sm: the light-sweep interval (DURATIONS)
 
     @property
     def link_up_s(self) -> float:
@@ -231,7 +272,8 @@ class Routing:
         out["forwarding"] = self.forwarding_model
         if self.control != "sm":
             del out["engine"]
-        out.update({k: f"{self._duration(k):g}s" for k in DURATIONS})
+        out.update({k: f"{self._duration(k):g}s" for k in DURATIONS
+                    if DURATION_CONTROL.get(k, self.control) == self.control})  # fmt: skip
         if self.control == "bgp":  # BFD runs with BGP only
             out["bfd"] = self.bfd
         return out
@@ -372,9 +414,21 @@ def parse_override(raw: Any) -> RoutingOverride:
             continue
         if key in DURATIONS:
             try:
-                settings[key] = parse_duration(value, f"routing {key}", zero=True)
+                settings[key] = parse_duration(value, f"routing {key}", zero=key not in
+                                               DURATION_CONTROL)  # fmt: skip
             except ScenarioError as err:
                 problems.append(Problem(f"{err}, e.g. routing: {{{key}: 9s}}", key=str(key)))
+                continue
+            if key == "hold" and not (HOLD_MIN_S <= settings[key] <= HOLD_MAX_S
+                                      and float(settings[key]).is_integer()):  # fmt: skip
+                problems.append(
+                    Problem(
+                        f"routing hold {value!r}: FRR's BGP hold time is whole seconds from "
+                        f"{HOLD_MIN_S} to {HOLD_MAX_S}, e.g. routing: {{hold: 9s}}",
+                        key=str(key),
+                    )
+                )
+                del settings[key]
             continue
         if key not in CHOICES:
             problems.append(

@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from harness.errors import Origin
 from harness.errors import ScenarioError
+from harness.fabric.model import COMPUTE_SWITCH_KINDS
 from harness.fabric.model import SWITCH_KINDS
 from harness.fabric.model import Fabric
 from harness.fabric.model import Kind
@@ -37,7 +38,15 @@ from harness.faults.selectors import resolve
 
 
 class FaultKind(enum.Enum):
-    """What a fault does: kill, drain, cut, optic, degrade, bond-member or flaky."""
+    """What a fault does: kill, drain, cut, optic, degrade, bond-member, flaky or hang.
+
+    ``hang``: a switch keeps its links up and forwards nothing (a hung ASIC or
+    control plane).  Once routed around it is a ``kill`` for connectivity and
+    bandwidth, but no port goes down, so nothing tells the control plane: what is
+    routed through it is lost until the BGP hold timer, BFD or the subnet
+    manager's next sweep finds it (:mod:`harness.invariants.outage`).
+    Its restore is a reboot: the switch comes back with fresh control-plane state.
+    """
 
     KILL = "kill"
     DRAIN = "drain"
@@ -46,6 +55,7 @@ class FaultKind(enum.Enum):
     DEGRADE = "degrade"
     BOND_MEMBER = "bond-member"
     FLAKY = "flaky"
+    HANG = "hang"
 
     @property
     def domain(self) -> Domain:
@@ -72,12 +82,22 @@ _KIND_WORDS: dict[FaultKind, tuple[Domain, str, str]] = {
     FaultKind.DEGRADE: (Domain.LINKS, "degraded", "{t} back to full speed"),
     FaultKind.BOND_MEMBER: (Domain.ELEMENTS, "bond member down:", "bond member back: {t}"),
     FaultKind.FLAKY: (Domain.LINKS, "made flaky:", "{t} no longer loses packets"),
+    FaultKind.HANG: (Domain.ELEMENTS, "hung", "{t} rebooted"),
 }
 FLAKY_KEYS = ("target", "loss", "from")
+# why a hang cannot apply to these (what else it could name)
+_HANG_REFUSED = {
+    Kind.STORAGE_SWITCH: ": a hung storage switch is found by the bonds' LACP timeout, which "
+    "the model does not time",
+}
 
 
 FAULT_KINDS: dict[str, FaultKind] = {k.value: k for k in FaultKind}
 KILLABLE = frozenset(Kind) - {Kind.STORAGE}
+#: What can hang: the routed switches.  A storage switch is left out: a hung one is found by
+#: the bonds' LACP timeout (fast: 3 s, slow: 90 s), which the model does not time; a server,
+#: NIC or GPU runs no control plane whose silence reroutes anything.
+HANGABLE = COMPUTE_SWITCH_KINDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,20 +216,25 @@ class Fault:
         elements: tuple[int, ...] = ()
         links: tuple[int, ...] = ()
         factor = 0.0
-        if self.kind in (FaultKind.KILL, FaultKind.DRAIN, FaultKind.BOND_MEMBER):
+        if self.kind in (FaultKind.KILL, FaultKind.DRAIN, FaultKind.BOND_MEMBER, FaultKind.HANG):
             allowed = {
                 FaultKind.KILL: KILLABLE,
                 FaultKind.DRAIN: SWITCH_KINDS,
                 FaultKind.BOND_MEMBER: frozenset({Kind.STORAGE_NIC}),
+                FaultKind.HANG: HANGABLE,
             }[self.kind]
             bad = [i for i in idx if Kind(int(fabric.kind[i])) not in allowed]
             if bad:
                 what = Kind(int(fabric.kind[bad[0]])).label
                 need = ", ".join(sorted(k.label for k in allowed))
+                why = _HANG_REFUSED.get(Kind(int(fabric.kind[bad[0]])), "") if (
+                    self.kind is FaultKind.HANG) else ""  # fmt: skip
                 msg = (
-                    f"{self.kind.value} cannot apply to {fabric.ids[bad[0]]} (a {what}); "
+                    f"{self.kind.value} cannot apply to {fabric.ids[bad[0]]} (a {what}{why}); "
                     f"it applies to: {need}. Narrow the selector, e.g. with kind: or tier:"
                 )
+                if self.kind is FaultKind.HANG:
+                    msg += ", or kill it (it goes down, and its peers see that at once)"
                 raise ScenarioError(msg)
             elements = tuple(idx)
         elif self.kind is FaultKind.OPTIC:

@@ -36,6 +36,8 @@ Modules:
                   case touches.
 ``network``       The live fabric as the flow engine reads it: wiring tables, live capacities,
                   pod-pair capacity.
+``outage``        How long a fault goes un-routed-around: the reroute, and a hang's detection
+                  (pure).
 ``paths``         Paths between NICs and GPUs over the routes the fabric's routing uses (pure).
 ``reach``         Which leaves reach which under the fabric's routing (pure).
 ``routed_links``  The cables each job's flows are routed over: the blast radius of a failure

@@ -28,6 +28,13 @@ is restarted.  :class:`Timeline` keeps that history on a clock:
   BFD): a ``kill``, ``cut`` or ``optic`` does; a ``drain`` does not (it is
   routed around before its links go), nor a ``degrade`` (nothing is lost).  A
   reroute as slow as the timeout crashes the job;
+* a **hung** switch (``hang``: links up, nothing forwarded) stalls the jobs whose
+  traffic crossed it until the control plane notices and reroutes
+  (:mod:`~harness.invariants.outage`: the BGP hold timer without BFD,
+  three BFD intervals with it, the subnet manager's next sweep under ``sm``; then
+  the ``reroute``), usually far longer than a kill, whose ports go down at once;
+  its restore is a reboot, which carries traffic ``link_up`` later (the sessions
+  come back) for the jobs it had cut off;
 * **overlapping reroutes**: a subnet manager (``control: sm``) sweeps one change
   at a time, so a failure while a sweep is under way waits for it: its routes
   are in at ``max(failure, previous reroute's end) + reroute``
@@ -96,6 +103,9 @@ from harness.fabric.routing import Routing
 from harness.faults.fault import AppliedFault
 from harness.faults.fault import FaultKind
 from harness.invariants.analysis import Analysis
+from harness.invariants.outage import STALLING
+from harness.invariants.outage import outage_s
+from harness.invariants.outage import stall_cause
 from harness.invariants.routed_links import RoutedLinks
 from harness.invariants.routed_links import draw_note
 from harness.invariants.routed_links import routed_links
@@ -103,10 +113,8 @@ from harness.invariants.routed_links import routed_links
 JobState = Literal["running", "stalled", "crashed"]
 
 
-# Faults that take a path away and so need the control plane to reroute.
-#: The faults a control plane reroutes around (a drain is routed around before it bites).
-REROUTED = frozenset({FaultKind.KILL, FaultKind.CUT, FaultKind.OPTIC})
-_REROUTED = REROUTED
+#: The faults whose restore brings links or sessions back: traffic only ``link_up`` later.
+BROUGHT_UP = STALLING
 # Losing one of these under a running job is an uncorrectable error.
 _IN_NODE = frozenset({Kind.GPU, Kind.NVSWITCH})
 _CUT_OFF = "its NICs cannot reach each other"
@@ -205,6 +213,7 @@ class _Change:
     crashes: Mapping[str, str]
     link_up_s: float
     queued_s: float
+    cause: str = ""  # what the stall waits for ("" : the reroute)
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,6 +284,7 @@ class Timeline:
         resume_after_s: float = 0.0,
         sweep: tuple[float, float] | None = None,
         queued_s: float = 0.0,
+        cause: str = "",
     ) -> Timeline:
         """The fault state changed now: ``cut_off`` jobs cannot reach their peers,
         ``stalls`` says how long from now each other job waits for the reroute,
@@ -284,10 +294,10 @@ class Timeline:
         from now, so a job it reconnects stays stalled until then.  ``sweep``: the
         subnet manager's last sweep now, start and end (None: unchanged);
         ``queued_s``: how long of ``stalls`` this change's reroute waited for a sweep
-        under way.
+        under way; ``cause``: what the stalls wait for, in words (default: the reroute).
         """
         c = _Change(frozenset(cut_off), why or {}, stalls or {}, crashes or {}, resume_after_s,
-                    queued_s)  # fmt: skip
+                    queued_s, cause)  # fmt: skip
         fates = tuple(self._change_one(f, c) for f in self.fates)
         start, end = (self.sweep_start, self.sweep_end) if sweep is None else sweep
         return Timeline(self.now, fates, start, end)
@@ -319,12 +329,13 @@ class Timeline:
             queued = (f" ({_s(queued_s)} s of it queued behind the subnet manager's sweep under "
                       f"way, then its own {_s(stall - queued_s)} s)")  # fmt: skip
         earlier = f", on top of the stall since t={_s(start)} s" if start < self.now else ""
+        waits = c.cause or f"the reroute takes {_s(stall)} s"
         if stall_crashes(lasts, f.timeout):
             total = f": stalled {_s(lasts)} s" if queued or earlier else ""
             return f.crash(start + f.timeout,
-                           f"the reroute takes {_s(stall)} s{queued}{earlier}{total}, as long "
+                           f"{waits}{queued}{earlier}{total}, as long "
                            f"as its timeout ({_s(f.timeout)} s) or longer")  # fmt: skip
-        note = f"{_REROUTING}{queued}{earlier}"
+        note = f"{'while ' + c.cause if c.cause else _REROUTING}{queued}{earlier}"
         return dataclasses.replace(f, since=start, reason=note, rerouted_s=lasts)
 
     def _resumed(self, f: JobFate, link_up_s: float) -> JobFate:
@@ -413,8 +424,9 @@ def fault_links(fabric: Fabric, applied: AppliedFault) -> frozenset[int]:
 def reroute_stall(
     fabric: Fabric, applied: AppliedFault, uses: frozenset[int], reroute_s: float
 ) -> float:
-    """How long ``applied`` stalls ``job`` while the control plane reroutes (0: not at all)."""
-    if applied.fault.kind not in _REROUTED or reroute_s <= 0:
+    """How long ``applied`` stalls a job whose traffic crosses the links ``uses`` while the
+    control plane routes around it, ``reroute_s`` (:func:`outage_s`; 0: not at all)."""
+    if applied.fault.kind not in STALLING or reroute_s <= 0:
         return 0.0
     return reroute_s if fault_links(fabric, applied) & uses else 0.0
 
@@ -457,20 +469,25 @@ def after_change(
     """``t`` after the fault state became ``a``'s (by injecting ``applied``, or a restore).
 
     An injected kill, cut or optic stalls the jobs whose traffic crossed it until
-    its reroute is in (:meth:`Timeline.reroute_window`: queued behind the one under
-    way when reroutes are ``serial``, as a subnet manager's are).  A restore of
-    ``restored`` faults that brings a link back (a kill, cut or optic) reconnects
-    the jobs it had cut off ``routing.link_up_s`` later.  ``routing`` as resolved
-    once: its ``reroute``, ``link_up`` and whether its reroutes are serial.
+    its reroute is in, a hang until it is noticed and rerouted (:func:`outage_s`;
+    :meth:`Timeline.reroute_window`: queued behind the one under way when
+    reroutes are ``serial``, as a subnet manager's are).  A restore of
+    ``restored`` faults that brings a link back (a kill, cut or optic) or reboots a
+    hung switch reconnects the jobs it had cut off ``routing.link_up_s`` later.
+    ``routing`` as resolved once: its ``reroute``, ``link_up``, the hang timers and
+    whether its reroutes are serial.
     """
-    reroute_s, serial = routing.reroute, routing.serial_sweeps
+    serial = routing.serial_sweeps
     names, why = cut_off(a)
     stalls: dict[str, float] = {}
     crashes: dict[str, str] = {}
     sweep: tuple[float, float] | None = None
     queued = 0.0
+    cause = ""
     if applied is not None:
-        if applied.fault.kind in _REROUTED and reroute_s > 0:
+        reroute_s = outage_s(a.fabric, applied, routing)
+        cause = stall_cause(a.fabric, applied, routing)
+        if reroute_s > 0:
             sweep = t.reroute_window(reroute_s, serial)
             queued = max(0.0, sweep[0] - t.now)
             reroute_s = sweep[1] - t.now  # how long the jobs it hits wait from now
@@ -481,9 +498,9 @@ def after_change(
             crash = in_node_crash(a.fabric, applied, job)
             if crash is not None:
                 crashes[job.name] = crash
-    up = routing.link_up_s if any(r.fault.kind in _REROUTED for r in restored) else 0.0
+    up = routing.link_up_s if any(r.fault.kind in BROUGHT_UP for r in restored) else 0.0
     return t.changed(names, why, stalls, crashes, resume_after_s=up, sweep=sweep,
-                     queued_s=queued)  # fmt: skip
+                     queued_s=queued, cause=cause)  # fmt: skip
 
 
 def traffic_of(a: Analysis, jobs: Sequence[Job] | None = None) -> dict[str, frozenset[int]]:
@@ -494,13 +511,14 @@ def traffic_of(a: Analysis, jobs: Sequence[Job] | None = None) -> dict[str, froz
 
 # -- a change applied at once, as a pre-change risk check sees it -------------------------
 def crashed_by_change(
-    before: Analysis, after: Analysis, change: Sequence[AppliedFault], reroute_s: float
+    before: Analysis, after: Analysis, change: Sequence[AppliedFault], routing: Routing
 ) -> dict[str, str]:
     """The jobs running before ``change`` that it crashes though they stay connected.
 
     The jobs that can run before the change (connected in ``before``'s state)
     live through all of ``change`` at once: each fault that takes away a path
-    their traffic uses stalls them for ``reroute_s`` (a drain never does), and
+    their traffic uses stalls them until ``routing`` has routed around it
+    (:func:`outage_s`: the reroute; a hang's detection first; a drain never does), and
     a GPU, NVSwitch or NVLink lost under them crashes them.  A job cut off in
     ``after`` is left out: the connectivity verdict already loses it.  Returns
     each crashed job with why.
@@ -510,15 +528,21 @@ def crashed_by_change(
         return {}
     routed = routed_of(before, running)
     uses = {name: r.links for name, r in routed.items()}
-    stalls = {j.name: max(reroute_stall(before.fabric, a, uses[j.name], reroute_s)
+    fab = before.fabric
+    stalls = {j.name: max(reroute_stall(fab, a, uses[j.name], outage_s(fab, a, routing))
                           for a in change) for j in running}  # fmt: skip
+    worst = {j: next((a for a in change if reroute_stall(fab, a, uses[j], outage_s(fab, a, routing))
+                      == stalls[j]), None) for j in stalls if stalls[j] > 0}  # fmt: skip
+    causes = {stall_cause(fab, a, routing) for a in worst.values() if a is not None}
     crashes: dict[str, str] = {}
     for j in running:
         why = next(filter(None, (in_node_crash(before.fabric, a, j) for a in change)), None)
         if why is not None:
             crashes[j.name] = why
     gone, _ = cut_off(after)
-    t = Timeline.start(running).changed(gone, stalls=stalls, crashes=crashes).observed()
+    cause = causes.pop() if len(causes) == 1 else ""  # one cause (the usual one fault)
+    t = Timeline.start(running).changed(gone, stalls=stalls, crashes=crashes,
+                                        cause=cause).observed()  # fmt: skip
     taken = frozenset().union(*(fault_links(before.fabric, a) for a in change))
     return {f.name: f.reason + (draw_note(routed[f.name], taken) if f.name in routed else "")
             for f in t.fates if f.lost and f.name not in gone}  # fmt: skip

@@ -253,8 +253,7 @@ def assess(
         routing=routing,
     )
     before = summarize(before_a)
-    after = summarize(after_a, crashed_by_change(before_a, after_a, change_faults,
-                                                 routing.reroute))  # fmt: skip
+    after = summarize(after_a, crashed_by_change(before_a, after_a, change_faults, routing))
     added = summarize_added(after_a, before_a, after, before)
     broken = tuple(breaks(rules, budget_values(added, after)))
     m_after = m_before = None

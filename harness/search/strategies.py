@@ -46,6 +46,7 @@ from harness.fabric.model import LinkKind
 from harness.fabric.resolve import FabricRef
 from harness.fabric.resolve import build_fabric
 from harness.faults.fault import FAULT_KINDS
+from harness.faults.fault import HANGABLE
 from harness.faults.fault import Fault
 from harness.faults.fault import FaultKind
 from harness.faults.selectors import Selector
@@ -214,6 +215,7 @@ class _Pools:
 
     kill: tuple[str, ...]
     drain: tuple[str, ...]
+    hang: tuple[str, ...]
     cables: tuple[str, ...]
     ports: tuple[str, ...]
     storage_nics: tuple[str, ...]
@@ -268,6 +270,7 @@ def _pools(fabric: Fabric) -> _Pools:
     return _Pools(
         kill=_ids(f, kill.tolist()),
         drain=_ids(f, f.indices_of_kind(*SWITCH_KINDS).tolist()),
+        hang=_ids(f, f.indices_of_kind(*HANGABLE).tolist()),
         cables=tuple(f.link_ids[i] for i in compute.tolist()),
         ports=ports,
         storage_nics=_ids(f, f.indices_of_kind(Kind.STORAGE_NIC).tolist()),
@@ -345,12 +348,18 @@ def bond_member(ids: str | Sequence[str]) -> Fault:
     return Fault(FaultKind.BOND_MEMBER, _selector(ids))
 
 
+def hang(ids: str | Sequence[str]) -> Fault:
+    """Hang the switches with these exact ids (links up, nothing forwarded)."""
+    return Fault(FaultKind.HANG, _selector(ids))
+
+
 CONSTRUCTORS: dict[FaultKind, Callable[[str | Sequence[str]], Fault]] = {
     FaultKind.KILL: kill,
     FaultKind.DRAIN: drain,
     FaultKind.CUT: cut,
     FaultKind.OPTIC: optic,
     FaultKind.BOND_MEMBER: bond_member,
+    FaultKind.HANG: hang,
 }
 
 
@@ -365,7 +374,8 @@ def faults(
     ``kinds`` limits the fault kinds (names as in scenario files).  Single
     faults hit one target: ``kill`` a server, NIC or switch; ``drain`` a switch;
     ``cut`` a compute cable; ``optic`` one end of a compute cable; ``degrade`` a
-    compute cable to a fraction of its speed; ``bond-member`` a storage NIC.
+    compute cable to a fraction of its speed; ``bond-member`` a storage NIC; ``hang``
+    a leaf, spine or core.
     With ``correlated``, groups that fail together are drawn too (see
     :data:`CORRELATED`), as one fault over several ids.
     """
@@ -388,6 +398,8 @@ def faults(
             single(kind, pools.ports)
         elif kind is FaultKind.BOND_MEMBER:
             single(kind, pools.storage_nics)
+        elif kind is FaultKind.HANG:
+            single(kind, pools.hang)
         elif kind is FaultKind.DEGRADE and pools.cables:
             options.append(
                 st.builds(

@@ -178,7 +178,7 @@ def test_risk_bad_state_file_exits_2_at_file_and_line(tmp_path: Path, capsys: Ca
                              str(state)])  # fmt: skip
     assert err.splitlines() == [
         f"error: {state}:3:3: unknown fault kind 'kil'; did you mean 'kill'? "
-        "(known: kill, drain, cut, optic, degrade, bond-member, flaky)"
+        "(known: kill, drain, cut, optic, degrade, bond-member, flaky, hang)"
     ]
 
 

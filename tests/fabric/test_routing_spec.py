@@ -60,15 +60,17 @@ def test_shorthand_and_mapping_mean_the_same() -> None:
         "paths": "up-down",
         "reroute": "1s",
         "link_up": "3s",
+        "hold": "9s",
         "bfd": "off",
     }
     assert (
         Routing("bgp").describe()
-        == "control bgp, forwarding ecmp, paths up-down, reroute 1s, link_up 3s, bfd off"
+        == "control bgp, forwarding ecmp, paths up-down, reroute 1s, link_up 3s, hold 9s, bfd off"
     )
     assert (
         Routing("sm", "adaptive").describe()
-        == "control sm, forwarding adaptive, paths up-down, engine ftree, reroute 1s, link_up 3s"
+        == "control sm, forwarding adaptive, paths up-down, engine ftree, reroute 1s, link_up 3s, "
+        "sweep 10s"
     )
 
 
@@ -199,6 +201,7 @@ def test_run_reports_routing_and_takes_the_override(
         "paths": "up-down",
         "reroute": "1s",
         "link_up": "3s",
+        "hold": "9s",
         "bfd": "off",
     }
     assert main(["run", str(path), "--json", "--routing", "sm"]) == 0
@@ -210,6 +213,7 @@ def test_run_reports_routing_and_takes_the_override(
         "engine": "ftree",
         "reroute": "1s",
         "link_up": "3s",
+        "sweep": "10s",
     }
     assert main(["run", str(path)]) == 0
     assert "routing control bgp" in capsys.readouterr().out

@@ -2,7 +2,8 @@
 drains gracefully, and its daemons -- ended by PID -- leave nothing behind.
 
 The fabric is 4 spines x 8 leaves (2 SUs x 4 rails) with 4 servers: 64 BGP sessions
-(BFD off, the default; one test runs it with ``routing: {bfd: on}``: 300 ms x 3).
+(BFD off, the default).  A hung spine, with and without BFD, is timed by the hung-spine
+drills (``tests/netns/test_drill_netns.py``).
 """
 
 from __future__ import annotations
@@ -20,9 +21,7 @@ import pytest
 from harness.backends.ledger import run_ids
 from harness.backends.measurement import MeasurePlan
 from harness.backends.netns.backend import NetnsBackend
-from harness.backends.netns.bgp import BfdTimers
 from harness.backends.netns.bgp import Bgp
-from harness.backends.netns.bgp import bfd_up
 from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.faults import FaultEngine
 from harness.backends.netns.probe import probe
@@ -240,60 +239,6 @@ def test_netns_scenarios_pass_on_bgp(stem: str) -> None:
     assert settled
     assert all(s is not None and s > 0 for s in settled)
     assert any(e.measured_by == "netns" for s in result.steps for e in s.expectations)
-
-
-def _bfd_up(bgp: Bgp, skip: int | None = None) -> dict[str, int]:
-    """Per switch namespace (but ``skip``, a hung one): its BFD sessions bfdd reports up."""
-    return {bgp.dirs[ns].namespace: len(bfd_up(bgp.bfd_peers(ns))) for ns in bgp.dirs if ns != skip}
-
-
-def test_bfd_routes_around_a_hung_spine_far_faster_than_the_hold_timer(
-    be: NetnsBackend, fabric: Fabric
-) -> None:
-    """A hung spine (daemons stopped, links up: the silent failure) is found by the 9 s
-    hold timer without BFD, and by BFD (300 ms x 3) in a fraction of it."""
-    emu = be.emu
-    assert emu is not None
-    spine = _ns_of(emu, "spine-03")
-    hold, _ = _bgp(be).hang_failover(spine, 60)
-    assert hold > 5  # the hold timer: 9 s after the last keepalive (sent every 3 s)
-    with NetnsBackend() as fast:
-        fast.apply(fabric, routing=Routing("bgp", bfd="on"))
-        assert fast.emu is not None
-        bgp = fast.emu.bgp
-        assert bgp is not None
-        assert bgp.bfd == BfdTimers(300)  # 64 sessions: the small-fabric timers
-        assert "BFD 300 ms x 3" in bgp.describe()
-        assert all([d.name for d in ds] == ["zebra", "bfdd", "bgpd"] for ds in bgp.daemons.values())
-        assert fast.settle(90) > 0  # waits for every BFD session too
-        up = _bfd_up(bgp)
-        assert sum(up.values()) == bgp.sessions == 64, up
-        assert {n for n in up.values()} == {4, 8}  # a leaf's 4 spines, a spine's 8 leaves
-        quick, back = bgp.hang_failover(_ns_of(fast.emu, "spine-03"), 60)
-        assert quick < hold / 3, (quick, hold)  # three 300 ms intervals, plus reprogramming
-        assert back > 0
-        assert sum(_bfd_up(bgp).values()) == 64  # the rebooted spine's sessions are back
-        # a kill (links down as well) under BFD: settled, the sessions back after the revert
-        kill = Fault.parse({"kill": "spine-02"}).resolve(fabric)
-        fast.inject(kill)
-        try:
-            assert 0 < fast.settle(60) < 30
-            # routes moved at once (links down); bfdd marks a session down within its detect
-            # time (3 x 300 ms) of the carrier loss, which may end just after settle returns
-            dead = _ns_of(fast.emu, "spine-02")
-            deadline = time.monotonic() + 10
-            while (left := sum(_bfd_up(bgp, skip=dead).values())) != 48 and (
-                time.monotonic() < deadline
-            ):
-                time.sleep(0.2)
-            assert left == 64 - 8 - 8  # both ends of its 8 cables
-        finally:
-            fast.revert(kill)
-        assert fast.settle(60) > 0
-        assert sum(_bfd_up(bgp).values()) == 64
-        probes = fast.measure(MeasurePlan(probes=tuple(_all_pairs(fabric)))).probes
-        assert probes
-        assert all(p.ok for p in probes)
 
 
 TINY = {"sus": 1, "nodes_per_su": 2, "spines": 2, "leaf_radix": 8, "storage": False}

@@ -1,4 +1,5 @@
-"""A drill on netns (root, torch): the leaf-loss drill with a real gloo job, observed.
+"""Drills on netns (root, torch): the leaf-loss drill with a real gloo job, observed, and the
+hung-spine drills under BGP (FRR) with and without BFD.
 
 ``scenarios/drill-leaf-loss.yaml`` on a fabric emulated in network namespaces: the
 job's crash is observed (gloo's own timeout) within 10 % of its timeout of the
@@ -15,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from harness.backends.netns.backend import NetnsBackend
+from harness.backends.netns.bgp import bfd_up
 from harness.run.drill.halt import HaltLever
+from harness.run.drill.results import EventRecord
 from harness.run.drill.runner import run_drill
 from harness.scenario.drill_prepare import prepare_drill
 from harness.scenario.load import load_file
@@ -71,3 +74,68 @@ def test_the_leaf_loss_drill_aborts_at_the_observed_crash(
     from harness.cli import main
 
     assert main(["drill", "--replay", str(tmp_path / "j")]) == 0
+
+
+def _proc_state(pid: int) -> str:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2 :].split()[0]
+
+
+@pytest.mark.needs_tools("vtysh", install="apt-get install frr")
+@pytest.mark.needs_tools("nft", install="apt-get install nftables")
+def test_the_hung_spine_drills_time_the_hold_timer_and_bfd_against_the_model(
+    state_dir: Path, host: Host, tmp_path: Path
+) -> None:
+    """``scenarios/drill-hung-spine-bgp.yaml``'s netns drills on a small BGP fabric: without
+    BFD the hold timer finds the hung spine 6-10 s after the hang and the real job crashes
+    at its timeout, as predicted; with BFD (300 ms x 3) it is routed around in a fraction of
+    that and the job lives.  While it hangs, its daemons are stopped and its namespace drops
+    everything (the run's nft table, in the ledger); the reboot brings every BFD session
+    back; the host is left as it was.  (This replaces test_bgp's hung-spine failover test.)"""
+    path = REPO / "scenarios" / "drill-hung-spine-bgp.yaml"
+    drills = [s for s in load_file(path) if "netns" in s.name]
+    assert [s.name for s in drills] == [
+        "drill-hung-spine-bgp-netns-without-bfd", "drill-hung-spine-bgp-netns-with-bfd"
+    ]  # fmt: skip
+    runs: list[str] = []
+    settled: dict[str, float] = {}
+    for s in drills:
+        pd = prepare_drill(s)
+        be = NetnsBackend()
+        seen: list[str] = []
+
+        def during(rec: EventRecord, be: NetnsBackend = be, seen: list[str] = seen) -> None:
+            emu = be.emu
+            if emu is None or emu.ledger is None or emu.bgp is None:
+                return
+            runs.append(emu.ledger.run_id)
+            spine = emu.built.ns_of[emu.fabric.index["spine-01"]]
+            if rec.action == "inject" and rec.status == "applied":
+                assert {_proc_state(d.pid) for d in emu.bgp.daemons[spine]} == {"T"}
+                tables = [e.name for e in emu.ledger.entries("nft-table")]
+                assert tables == [f"{emu.ledger.run_id}_hang1"]
+                assert be.engine is not None
+                assert be.engine.dropping == {spine}
+                seen.append("hung")
+            elif rec.action in ("restore", "rollback"):
+                assert be.engine is not None
+                assert not be.engine.dropping
+                assert all(_proc_state(d.pid) != "T" for d in emu.bgp.daemons[spine])
+                if emu.bgp.bfd is not None:  # the rebooted spine's sessions are back
+                    up = sum(len(bfd_up(emu.bgp.bfd_peers(ns))) for ns in emu.bgp.dirs)
+                    assert up == emu.bgp.sessions == 32
+                seen.append(rec.action)
+
+        r = run_drill(pd, be, routing=pd.prepared.routing, journal_dir=tmp_path / s.name,
+                      on_event=during, source_text=path.read_text())  # fmt: skip
+        assert r.status == "passed", (s.name, r.reason)
+        assert r.mismatches == 0, (s.name, r.job_checks, [e.to_json() for e in r.events])
+        inject = next(e for e in r.events if e.action == "inject")
+        assert inject.settle_s is not None
+        settled[s.name] = inject.settle_s
+        assert seen in (["hung", "restore"], ["hung", "rollback"]), seen
+    without, with_bfd = settled.values()
+    assert 6.0 <= without <= 10.0  # the hold timer: 9 s after the last keepalive (every 3 s)
+    assert with_bfd < without / 3, settled  # three 300 ms intervals, then reprogramming
+    assert runs
+    assert_host_like(host, sorted(set(runs)))

@@ -91,7 +91,8 @@ def test_a_reroute_faster_than_the_timeout_is_survived() -> None:
     doc = risk("kill spine-03", dataclasses.replace(DEFAULT, reroute=0.4))
     assert doc["ok"] is True
     assert doc["routing"] == {"control": "sm", "forwarding": "static", "paths": "up-down",
-                              "engine": "ftree", "reroute": "0.4s", "link_up": "3s"}  # fmt: skip
+                              "engine": "ftree", "reroute": "0.4s", "link_up": "3s",
+                              "sweep": "10s"}  # fmt: skip
 
 
 def test_a_slow_bgp_reroute_crashes_the_default_timeout_too() -> None:

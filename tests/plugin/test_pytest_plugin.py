@@ -135,8 +135,8 @@ def test_failure_text_is_readable(project: pytest.Pytester) -> None:
         [
             "leaf_uplink_ratio: expected 1.0, observed 0.95 at scenarios/two.yaml:9:7",
             "scenario wrong-hope on fabric seed-a800 (backend model, routing control sm, "
-            "forwarding static, paths up-down, engine ftree, reroute 1s, link_up 3s): failed: 1 "
-            "of 2 expectations",
+            "forwarding static, paths up-down, engine ftree, reroute 1s, link_up 3s, sweep 10s): "
+            "failed: 1 of 2 expectations",
             "steps:",
             "    scenarios/two.yaml:6:5: inject: killed spine-05 (t=0 s -> 0 s)",
             "        every GPU pair can still talk",

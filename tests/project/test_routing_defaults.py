@@ -17,7 +17,7 @@ PACKAGE = Path(harness.__file__).parent
 HOME = PACKAGE / "fabric" / "routing.py"  # where the defaults live
 SETTING_TYPES = {"PathRule", "Forwarding", "ForwardingSetting", "Control", "Engine"}
 SETTING_NAMES = {"paths", "forwarding", "reroute", "reroute_s", "control", "engine", "link_up",
-                 "link_up_s", "bfd"}  # fmt: skip
+                 "link_up_s", "bfd", "hold", "sweep", "hold_s"}  # fmt: skip
 
 
 def _annotation_names(node: ast.expr | None) -> set[str]:

@@ -107,7 +107,7 @@ def test_explain_tells_the_story_and_locates_every_failure(failed: ScenarioResul
     text = explain(failed)
     assert (
         "scenario wrong-hope on fabric seed-a800 (backend model, routing control sm, "
-        "forwarding static, paths up-down, engine ftree, reroute 1s, link_up 3s): "
+        "forwarding static, paths up-down, engine ftree, reroute 1s, link_up 3s, sweep 10s): "
         "failed: 2 of 3" in text
     )
     assert f"{PATH}:5:5: inject: killed spine-05" in text

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.backends.ibsim import faults
+from harness.backends.ibsim.faults import HANG_REFUSED
 from harness.backends.ibsim.faults import FaultEffect
 from harness.backends.ibsim.jobs import TableJobs
 from harness.backends.ibsim.net import cable_ends
@@ -59,6 +60,7 @@ class IbsimBackend(ClosesOnSignals):
         frozenset(k.label for k in (*COMPUTE_SWITCH_KINDS, Kind.NIC)),
         frozenset(k.label for k in COMPUTE_CABLE_KINDS),
         frozenset({"probes", "paths", "links", "jobs"}),
+        why_not=(("hang", HANG_REFUSED),),
     )
 
     def __init__(self, engine: str | None = None, root: Path | None = None) -> None:

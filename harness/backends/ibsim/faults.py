@@ -38,6 +38,12 @@ from harness.faults.fault import AppliedFault
 from harness.faults.fault import FaultKind
 
 SUPPORTED_FAULTS = frozenset({FaultKind.KILL, FaultKind.DRAIN, FaultKind.CUT, FaultKind.OPTIC})
+#: Why ``hang`` is not one of them.
+HANG_REFUSED = (
+    "ibsim cannot hang a switch: its console links, unlinks and removes nodes, and a switch "
+    "it keeps answers every SMP and forwards by its tables, so OpenSM would never lose it; "
+    "the model predicts a hang under control sm (found at the next sweep, routing: {sweep: ...})"
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,6 +69,8 @@ from harness.fabric.model import LinkKind
 from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
 from harness.fabric.routing import Routing
 from harness.faults.fault import AppliedFault
+from harness.invariants.outage import bgp_sessions
+from harness.invariants.outage import hang_s
 
 REALIZED_LINKS = frozenset(
     k.label for k in (LinkKind.ACCESS, LinkKind.LEAF_SPINE, LinkKind.SPINE_CORE, LinkKind.STORAGE)
@@ -136,7 +138,8 @@ class NetnsBackend(ClosesOnSignals):
         kinds = set(type(self).capabilities.measurements)
         kinds |= {"jobs"} if torch_unavailable() is None else set()
         kinds |= {"flows", "traffic"} if iperf3_unavailable() is None else set()
-        faults = SUPPORTED_FAULTS - ({"flaky"} if nft_unavailable() is not None else set())
+        # flaky links and hung switches are nftables tables
+        faults = SUPPORTED_FAULTS - ({"flaky", "hang"} if nft_unavailable() is not None else set())
         self.capabilities = dataclasses.replace(
             type(self).capabilities, faults=faults, routing=frozenset(controls),
             measurements=frozenset(kinds),
@@ -167,12 +170,14 @@ class NetnsBackend(ClosesOnSignals):
             and self.emu is not None
             and self.emu.control == routing.control
             and self.emu.bfd_setting == routing.bfd
+            and self.emu.routing.hold == routing.hold
             and self.engine is not None
         ):
             if self.engine.effects:
                 msg = "netns: apply() while faults are injected; revert them first"
                 raise BackendError(msg)
             self.engine.sweep_delay = self._sweep_delay(routing)
+            self.engine.hang_delay = hang_s(routing, bgp_sessions(fabric))
             if tuple(jobs) != self.jobs:
                 self._start_jobs(tuple(jobs))
             return
@@ -182,7 +187,8 @@ class NetnsBackend(ClosesOnSignals):
         self.close()
         self.emu = Emulation(fabric, scale=self.scale, routing=routing)
         self.emu.up()
-        self.engine = FaultEngine(self.emu, sweep_delay=self._sweep_delay(routing))
+        self.engine = FaultEngine(self.emu, sweep_delay=self._sweep_delay(routing),
+                                  hang_delay=hang_s(routing, bgp_sessions(fabric)))  # fmt: skip
         if jobs and self.emu.bgp is not None:
             # the ranks connect over the routes BGP installs: a rank that finds no route
             # yet fails at once (ENETUNREACH), so the job starts on the converged fabric
@@ -338,10 +344,13 @@ class NetnsBackend(ClosesOnSignals):
         flags = emu.link_flags(nss)
         rates = {ns: emu.qdisc_rates(ns) for ns in nss}
         out = []
+        hung = self._engine().dropping
         for lid, w in zip(link_ids, wires, strict=True):
             up = all(emu.carrier(w, flags))
             a, b = emu.port(w, 0), emu.port(w, 1)
             bps = min(rates[a.ns].get(a.ifindex, 0), rates[b.ns].get(b.ifindex, 0))
+            if a.ns in hung or b.ns in hung:  # carrier, but its hung end forwards nothing
+                bps = 0
             gbps = round(bps / self.scale / 1e9, 6) if up else 0.0
             out.append(LinkState(lid, up, gbps))
         return tuple(out)

@@ -56,7 +56,10 @@ from harness.backends.netns.routing import compute
 from harness.errors import BackendError
 from harness.fabric.model import Kind
 from harness.fabric.model import LinkKind
+from harness.fabric.routing import BFD_MULTIPLIER
+from harness.fabric.routing import BFD_ON_MS
 from harness.fabric.routing import BFD_WORDS
+from harness.fabric.routing import DURATIONS
 from harness.fabric.routing import parse_bfd
 
 RTPROT_BGP = 186
@@ -91,7 +94,11 @@ class BfdTimers:
 #: average 14) and 300 ms x 3 not once; at 1,600 sessions (seed-a800) 100 ms flapped and
 #: overloaded both cores and 300 ms slowed convergence and failover, so larger fabrics
 #: get 1 s x 3 (still a third of the 9 s hold timer).
-BFD_BY_SIZE: tuple[tuple[int, BfdTimers], ...] = ((256, BfdTimers(300)), (1 << 30, BfdTimers(1000)))
+#: The table is the model's (:data:`harness.fabric.routing.BFD_ON_MS`): it predicts a hang's
+#: detection from the same timers.
+BFD_BY_SIZE: tuple[tuple[int, BfdTimers], ...] = tuple(
+    (most, BfdTimers(ms, BFD_MULTIPLIER)) for most, ms in BFD_ON_MS
+)
 
 
 def bfd_timers(sessions: int, setting: str = "off") -> BfdTimers | None:
@@ -175,8 +182,16 @@ def leaf_networks(plan: Plan, ns: int) -> list[str]:
     return [block] if block else []
 
 
-def bgpd_config(plan: Plan, ns: int, asn: int, bfd: BfdTimers | None) -> str:
-    """The ``bgpd`` configuration of one switch."""
+#: FRR's ``datacenter`` hold timer (keepalive a third of it): another ``routing: {hold: ...}``
+#: is configured with ``timers``.
+DATACENTER_HOLD_S = DURATIONS["hold"]
+
+
+def bgpd_config(
+    plan: Plan, ns: int, asn: int, bfd: BfdTimers | None, hold_s: float | None = None
+) -> str:
+    """The ``bgpd`` configuration of one switch (``hold_s``: the hold timer, when it is not
+    the datacenter default's 9 s; keepalive a third of it)."""
     name = plan.namespaces[ns].name
     nets = leaf_networks(plan, ns)
     lines = [
@@ -198,6 +213,8 @@ def bgpd_config(plan: Plan, ns: int, asn: int, bfd: BfdTimers | None) -> str:
         # up all along) would otherwise wait 10 s (its zebra's next router advertisement)
         f" neighbor FABRIC timers connect {CONNECT_RETRY_S}",
     ]
+    if hold_s is not None and hold_s != DATACENTER_HOLD_S:
+        lines.append(f" neighbor FABRIC timers {max(1, int(hold_s) // 3)} {int(hold_s)}")
     for port in fabric_ports(plan, ns):
         # v6only: over the link-local addresses (an IPv4 session gets no BFD from bgpd 8.4)
         lines.append(f" neighbor {port} interface v6only peer-group FABRIC")
@@ -301,6 +318,7 @@ class Bgp:
 
     emu: Emulation
     bfd_setting: str = "off"
+    hold_s: float | None = None  # None: FRR's datacenter hold timer (9 s)
     asn: dict[int, int] = field(default_factory=dict)
     daemons: dict[int, list[frr.Daemon]] = field(default_factory=dict)  # namespace -> daemons
     dirs: dict[int, frr.SwitchDir] = field(default_factory=dict)
@@ -351,7 +369,7 @@ class Bgp:
             d = frr.SwitchDir(root, plan.namespaces[ns].name)
             configs = {
                 "zebra": f"hostname {d.namespace}\nno zebra nexthop kernel enable\n",
-                "bgpd": bgpd_config(plan, ns, asn, self.bfd),
+                "bgpd": bgpd_config(plan, ns, asn, self.bfd, self.hold_s),
             }
             if self.bfd is not None:
                 configs["bfdd"] = bfdd_config(self.bfd)

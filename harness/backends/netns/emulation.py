@@ -233,7 +233,7 @@ class Emulation:
             with self._phase("frr"):
                 from harness.backends.netns.bgp import Bgp
 
-                self.bgp = Bgp(self, bfd_setting=self.bfd_setting)
+                self.bgp = Bgp(self, bfd_setting=self.bfd_setting, hold_s=self.routing.hold)
                 self.bgp.start()
 
     def _bond_members_fail_over(self) -> None:

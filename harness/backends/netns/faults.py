@@ -13,6 +13,10 @@ fault                   what happens in the namespaces
                         that fraction of the arriving packets (both ends, or only the end
                         that receives from ``from:``); the link stays up and routed
 ``bond-member``         that storage member goes down; the bond keeps its other member
+``hang`` switch         an nftables ``inet`` table in its namespace drops everything it
+                        receives or sends (it forwards nothing, its links keep carrier);
+                        ``bgp``: its FRR daemons are stopped (SIGSTOP) too; revert: the
+                        table goes, the daemons are ended and fresh ones started (a reboot)
 ======================  ================================================================
 
 Under ``routing: sm`` a failure (``kill``, ``cut``, ``optic``) is routed around
@@ -26,6 +30,13 @@ once (a tbf queue of 0 bytes on both ends: a veth cannot lose carrier while
 both ends are up) and its ports go down when the sweep finds them.  A drain
 is routed around before its links go (no blackhole), a repair is swept at
 once.  Under ``bgp`` every change is made at once and FRR reacts to it.
+
+A hang tells nobody: no port goes down.  Under ``bgp`` the neighbours find it
+when its sessions time out (the hold timer, or BFD), which is measured.  Under
+``sm`` the harness is the subnet manager: it finds the hung switch at the
+sweep the model says finds it (``hang_delay`` seconds later: the next light
+sweep, then the heavy one, :func:`~harness.invariants.outage.hang_s`), and
+until then every table still points through it and what goes there is dropped.
 
 Faults may overlap (a cut cable on a killed leaf): each interface end counts the
 faults holding it down and comes back up only when the last one is reverted.
@@ -42,6 +53,7 @@ from dataclasses import field
 
 from harness.backends.netns.emulation import OPER_UP
 from harness.backends.netns.emulation import Emulation
+from harness.backends.netns.nft import HangTable
 from harness.backends.netns.nft import LossRules
 from harness.backends.netns.nft import LossTable
 from harness.backends.netns.routing import Alive
@@ -51,7 +63,9 @@ from harness.fabric.model import Kind
 from harness.faults.fault import AppliedFault
 from harness.faults.fault import FaultKind
 
-SUPPORTED_FAULTS = frozenset({"kill", "drain", "cut", "optic", "degrade", "bond-member", "flaky"})
+SUPPORTED_FAULTS = frozenset(
+    {"kill", "drain", "cut", "optic", "degrade", "bond-member", "flaky", "hang"}
+)
 SUPPORTED_ELEMENTS = frozenset(
     k.label
     for k in (
@@ -83,6 +97,7 @@ class _Effect:
     factors: tuple[tuple[int, float], ...] = ()  # (wire, factor)
     losses: tuple[tuple[int, int, float], ...] = ()  # flaky: (wire, receiving end, loss)
     tables: tuple[LossTable, ...] = ()  # flaky: the nft tables made for it
+    hung: tuple[HangTable, ...] = ()  # hang: the nft tables that make its switches drop all
 
 
 @dataclass(slots=True)
@@ -91,6 +106,7 @@ class FaultEngine:
 
     emu: Emulation
     sweep_delay: float = 0.0  # sm: seconds from a failure to the subnet manager's sweep
+    hang_delay: float = 0.0  # sm: seconds from a hang to the sweep that routes around it
     holds: Counter[End] = field(default_factory=Counter)
     dead: Counter[int] = field(default_factory=Counter)
     factors: dict[int, list[float]] = field(default_factory=dict)
@@ -102,6 +118,7 @@ class FaultEngine:
     due: float | None = None  # when the sm sweep runs (monotonic seconds)
     pending: set[End] = field(default_factory=set)  # sm: ends that go down at the sweep
     lossy: dict[int, list[float]] = field(default_factory=dict)  # flaky: wire -> losses
+    dropping: set[int] = field(default_factory=set)  # hang: namespaces that drop everything
     _rules: LossRules | None = None
 
     def __post_init__(self) -> None:
@@ -136,6 +153,12 @@ class FaultEngine:
                 msg = f"{kind.value} {what}: nothing of it is realized in the namespaces"
                 raise BackendError(msg)
             return _Effect(tuple(dict.fromkeys(ends)), tuple(dead))
+        if kind is FaultKind.HANG:
+            unreal = [f.ids[e] for e in fault.elements if not self._switch_ns([e])]
+            if unreal:
+                msg = f"hang {', '.join(unreal[:3])}: not realized as a switch namespace"
+                raise BackendError(msg)
+            return _Effect(dead=tuple(fault.elements))
         wires = []
         for link in fault.links:
             w = plan.wire_of_link.get(link)
@@ -188,14 +211,18 @@ class FaultEngine:
         kind = fault.fault.kind
         if kind is FaultKind.DRAIN:
             self._route_around(newly_dead)  # before its links go (a graceful drain)
-        elif kind is FaultKind.KILL:
+        elif kind in (FaultKind.KILL, FaultKind.HANG):
             self._hang(newly_dead)
+        if kind is FaultKind.HANG:
+            self._drop_everything(effect, newly_dead)
         for e in effect.ends:
             self.holds[e] += 1
         for w, factor in effect.factors:
             self.factors.setdefault(w, []).append(factor)
         self.effects[id(fault)] = effect
         delay = self.sweep_delay if kind in REROUTED and emu.bgp is None else 0.0
+        if kind is FaultKind.HANG and emu.bgp is None:
+            delay = self.hang_delay  # sm: nothing tells the subnet manager; its sweep finds it
         if delay > 0 and kind in (FaultKind.CUT, FaultKind.OPTIC):
             self._blackhole(going_down)  # the ports go down when the sweep finds them
         else:
@@ -234,6 +261,14 @@ class FaultEngine:
         self.emu.set_admin(ends, False)
         self._verify_down(ends)
         self.emu.set_drop(sorted({w for w, _ in ends}), False)
+
+    def _drop_everything(self, effect: _Effect, switches: list[int]) -> None:
+        """hang: the switches' namespaces drop every packet (tables verified by nft.py)."""
+        if self._rules is None:
+            self._rules = LossRules(self.emu)
+        nss = [ns for ns in self._switch_ns(switches) if ns not in self.dropping]
+        effect.hung = self._rules.hang(nss)
+        self.dropping |= set(nss)
 
     def _add_losses(self, effect: _Effect) -> None:
         """flaky: one nft table per receiving end (verified by the rules module)."""
@@ -284,6 +319,9 @@ class FaultEngine:
                 self.lossy[w].remove(loss)
                 if not self.lossy[w]:
                     del self.lossy[w]
+        if effect.hung and self._rules is not None:  # before the reboot: it forwards again
+            self._rules.unhang(effect.hung)
+            self.dropping -= {t.ns for t in effect.hung}
         never_down = [e for e in coming_up if e in self.pending]  # repaired before the sweep
         if never_down:
             self.pending -= set(never_down)
@@ -486,3 +524,4 @@ class FaultEngine:
         """Nothing to undo in the kernel on close: the namespaces are removed whole."""
         self.effects.clear()
         self.lossy.clear()
+        self.dropping.clear()

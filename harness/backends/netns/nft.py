@@ -1,4 +1,5 @@
-"""Packet loss on an emulated link with nftables (``flaky``): the kernel here has no netem.
+"""Packet loss with nftables: a flaky link's random loss (the kernel here has no netem), and a
+hung switch that forwards nothing.
 
 This kernel is built without ``CONFIG_NET_SCH_NETEM`` and without the tc
 ``gact`` action, so neither ``tc qdisc ... netem loss`` nor a tc filter can
@@ -26,6 +27,18 @@ dies with it, so teardown -- and ``harness clean`` after a crash -- has nothing
 else to remove.  After each change the kernel's ruleset is read back: a table
 that is not listed on exactly that device with exactly that threshold is an
 error, never a silent pass.
+
+A **hung** switch (``hang``) gets one ``inet`` table in its namespace that drops
+everything, IPv4 and IPv6, before routing and on the way out, so the switch
+forwards nothing and answers nothing while its links keep carrier::
+
+    table inet <run-id>_hang<n> {
+      chain prerouting { type filter hook prerouting priority -300; policy drop; }
+      chain output { type filter hook output priority -300; policy drop; }
+    }
+
+It is ledgered, created, read back (both chains listed with ``policy drop``) and
+deleted the same way.
 """
 
 from __future__ import annotations
@@ -46,12 +59,14 @@ MODULUS = 10_000  # numgen's range: the loss is realized to 0.01 %
 NFT_TIMEOUT_S = 20.0
 LEDGER_KIND = "nft-table"
 _TABLE_RE = re.compile(r"^table netdev (\S+) \{$", re.MULTILINE)
+_INET_RE = re.compile(r"^table inet (\S+) \{$", re.MULTILINE)
+HANG_HOOKS = ("prerouting", "output")  # a hung switch: nothing in, nothing out
 
 
 def nft_unavailable() -> str | None:
     """Why loss cannot be realized here (``None``: it can)."""
     if shutil.which("nft") is None:
-        return "flaky links need nft (apt-get install nftables)"
+        return "flaky links and hung switches need nft (apt-get install nftables)"
     return None
 
 
@@ -106,6 +121,53 @@ def parse_tables(listing: str) -> dict[str, tuple[str, int]]:
         rule = re.search(rf"numgen random mod {MODULUS} < (\d+) counter .*drop", body)
         out[m.group(1)] = (dev.group(1) if dev else "", int(rule.group(1)) if rule else -1)
     return out
+
+
+def hang_text(table: str) -> str:
+    """The nft script that makes a namespace drop every packet it receives or sends.
+
+    >>> print(hang_text("hab12c_hang1"), end="")
+    table inet hab12c_hang1 {
+      chain prerouting { type filter hook prerouting priority -300; policy drop; }
+      chain output { type filter hook output priority -300; policy drop; }
+    }
+    """
+    chains = "".join(
+        f"  chain {hook} {{ type filter hook {hook} priority -300; policy drop; }}\n"
+        for hook in HANG_HOOKS
+    )
+    return f"table inet {table} {{\n{chains}}}\n"
+
+
+def parse_hang_tables(listing: str) -> dict[str, frozenset[str]]:
+    """``nft list ruleset inet`` -> {table: the hooks it drops everything on}.
+
+    >>> text = '''table inet hx_hang1 {
+    ... \\tchain prerouting {
+    ... \\t\\ttype filter hook prerouting priority raw; policy drop;
+    ... \\t}
+    ... \\tchain output {
+    ... \\t\\ttype filter hook output priority raw; policy drop;
+    ... \\t}
+    ... }'''
+    >>> sorted(parse_hang_tables(text)["hx_hang1"])
+    ['output', 'prerouting']
+    """
+    out: dict[str, frozenset[str]] = {}
+    starts = list(_INET_RE.finditer(listing))
+    for i, m in enumerate(starts):
+        body = listing[m.end() : starts[i + 1].start() if i + 1 < len(starts) else len(listing)]
+        hooks = re.findall(r"type filter hook (\w+) priority [^;]+; policy drop;", body)
+        out[m.group(1)] = frozenset(hooks)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class HangTable:
+    """The table that makes switch namespace ``ns`` (plan index) forward nothing."""
+
+    ns: int
+    table: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +257,46 @@ class LossRules:
                 msg = (
                     f"loss tables {', '.join(sorted(left))} are still listed in "
                     f"{self.emu.built.namespaces[ns].name} after deleting them"
+                )
+                raise BackendError(msg)
+
+    def hang(self, namespaces: Sequence[int]) -> tuple[HangTable, ...]:
+        """Make each of these namespaces drop everything (a hung switch); the tables made."""
+        emu = self.emu
+        assert emu.ledger is not None
+        tables = []
+        for ns in namespaces:
+            self._serial += 1
+            tables.append(HangTable(ns, f"{emu.ledger.run_id}_hang{self._serial}"))
+        emu.ledger.record_many([  # before nft makes them
+            Entry(LEDGER_KIND, t.table, {"netns": emu.built.namespaces[t.ns].name,
+                                         "family": "inet"})
+            for t in tables
+        ])  # fmt: skip
+        for t in tables:
+            self._run(t.ns, ["-f", "-"], hang_text(t.table))
+            got = self.hanging(t.ns).get(t.table)
+            if got != frozenset(HANG_HOOKS):
+                msg = (
+                    f"hang table {t.table} in {emu.built.namespaces[t.ns].name}: the kernel lists "
+                    f"{sorted(got) if got is not None else None} as dropping everything, expected "
+                    f"{list(HANG_HOOKS)}"
+                )
+                raise BackendError(msg)
+        return tuple(tables)
+
+    def hanging(self, ns: int) -> dict[str, frozenset[str]]:
+        """The hang tables the kernel lists in namespace ``ns``: {table: hooks dropping all}."""
+        return parse_hang_tables(self._run(ns, ["list", "ruleset", "inet"]))
+
+    def unhang(self, tables: Sequence[HangTable]) -> None:
+        """Delete these hang tables and check that the kernel no longer lists them."""
+        for t in tables:
+            self._run(t.ns, ["-f", "-"], f"delete table inet {t.table}\n")
+            if t.table in self.hanging(t.ns):
+                msg = (
+                    f"hang table {t.table} is still listed in "
+                    f"{self.emu.built.namespaces[t.ns].name} after deleting it"
                 )
                 raise BackendError(msg)
 

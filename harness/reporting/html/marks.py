@@ -64,6 +64,7 @@ _FAULT_STATUS = {
     FaultKind.DEGRADE: "degraded",
     FaultKind.BOND_MEMBER: "degraded",
     FaultKind.FLAKY: "degraded",
+    FaultKind.HANG: "failed",  # it forwards nothing, though its links are up
 }
 
 

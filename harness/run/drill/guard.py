@@ -32,7 +32,7 @@ def guard_breaks(
     after_a = Analysis(session.fabric, Observation.from_state(after_state), session.jobs,
                        healthy=session.healthy, routing=session.routing)  # fmt: skip
     before = summarize(before_a)
-    crashed = crashed_by_change(before_a, after_a, [applied], session.routing.reroute)
+    crashed = crashed_by_change(before_a, after_a, [applied], session.routing)
     after = summarize(after_a, crashed)
     added = summarize_added(after_a, before_a, after, before)
     return breaks(rules, budget_values(added, after))
