@@ -16,6 +16,8 @@ Modules:
               backend's.
 ``reach``     A drill's ``reachability`` probe: a seeded sample of rail NIC pairs plus the
               pairs the model says are cut now, probed by the backend.
+``settle``    A drill's settle (convergence) times: the model's for each inject, and how an
+              emulated backend's measured one disagrees with it.
 ``results``   What a drill run records: probe samples, events with prediction beside
               observation, the rollback, and the verdict (pure).
 ``summary``   A drill's records at its end: each probe's series and verdict, each inject's

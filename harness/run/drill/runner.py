@@ -34,10 +34,6 @@ from harness.errors import HarnessError
 from harness.errors import ScenarioError
 from harness.fabric.routing import Routing
 from harness.faults.fault import AppliedFault
-from harness.faults.fault import FaultKind
-from harness.invariants.outage import bgp_sessions
-from harness.invariants.outage import hang_detect_min_s
-from harness.invariants.outage import outage_s
 from harness.observations.budget import parse_budget
 from harness.observations.plans import MeasureOptions
 from harness.run.drill.guard import guard_breaks
@@ -53,6 +49,9 @@ from harness.run.drill.results import DrillResult
 from harness.run.drill.results import EventRecord
 from harness.run.drill.results import ProbeRecord
 from harness.run.drill.results import Series
+from harness.run.drill.settle import hang_mismatch
+from harness.run.drill.settle import predicted_settle
+from harness.run.drill.settle import settle_mismatch
 from harness.run.drill.summary import GATE_MODES
 from harness.run.drill.summary import expected
 from harness.run.drill.summary import probe_records
@@ -260,19 +259,19 @@ class _Run:
                     return
                 guard = "within the guard"
             self.journal.write("action", label=e.label, action="inject", fault=text)
-            predicted_settle = self._predicted_settle(r.applied)
+            predicted = predicted_settle(self.session, r.applied)
             step_settle = self._inject(e.label, r.applied)
-            settle = step_settle if self.session.backend.name != "model" else predicted_settle
+            settle = step_settle if self.session.backend.name != "model" else predicted
             self.settles.append((e.label, settle))
             period = max((p.every_s for p in self.pd.drill.probes if p.kind != "settle"),
                          default=0.0)  # fmt: skip
-            mismatch = (self._hang_mismatch(r.applied, predicted_settle, step_settle) or
-                        self._settle_mismatch(predicted_settle, step_settle))  # fmt: skip
+            mismatch = (hang_mismatch(self.session, r.applied, predicted, step_settle) or
+                        settle_mismatch(self.session, predicted, step_settle))  # fmt: skip
             self._log(EventRecord(e.at_s, self.t, "inject", e.label, text, "applied",
                                   settle, self._fates(), guard=guard,
                                   mismatch=mismatch,
                                   wall_s=self.wall,
-                                  outage_s=predicted_settle + period if predicted_settle else None,
+                                  outage_s=predicted + period if predicted else None,
                                   ))  # fmt: skip
             return
         if e.label in self.refused:
@@ -287,42 +286,6 @@ class _Run:
         self._log(EventRecord(e.at_s, self.t, "restore", e.label,
                               applied.describe_restore(fabric), status, None, self._fates(),
                               wall_s=self.wall))  # fmt: skip
-
-    def _predicted_settle(self, applied: AppliedFault) -> float:
-        """The model's convergence time of a fault: its reroute window (a hang's: its
-        detection, then the reroute), 0 for one routed around before it bites (a drain)
-        or one nothing is rerouted for."""
-        routing: Routing = self.session.routing
-        outage = outage_s(self.session.fabric, applied, routing)
-        if outage <= 0:
-            return 0.0
-        _, end = self.session.timeline.reroute_window(outage, routing.serial_sweeps)
-        return end - self.session.timeline.now
-
-    def _settle_mismatch(self, predicted: float, measured: float) -> str:
-        if self.session.backend.name == "model":
-            return ""
-        bound = self.session.options.settle_timeout
-        if predicted == 0.0 or measured <= max(predicted * 1.1, predicted + 0.2):
-            return ""
-        if measured >= bound:
-            return f"predicted: settles in {predicted:g} s; observed: not settled in {bound:g} s"
-        return ""
-
-    def _hang_mismatch(self, applied: AppliedFault, predicted: float, measured: float) -> str:
-        """A hang's measured detection against the model's: no later than its bound (10 %,
-        at least 0.2 s, for reprogramming on a busy host), no sooner than a real control
-        plane can notice (:func:`~harness.invariants.outage.hang_detect_min_s`)."""
-        if self.session.backend.name == "model" or applied.fault.kind is not FaultKind.HANG:
-            return ""
-        least = hang_detect_min_s(self.session.routing, bgp_sessions(self.session.fabric))
-        if measured > max(predicted * 1.1, predicted + 0.2):
-            return (f"predicted: the hung switch is routed around within {predicted:g} s; "
-                    f"observed: {measured:.3g} s")  # fmt: skip
-        if measured < least:
-            return (f"predicted: the hung switch goes unnoticed at least {least:g} s; observed: "
-                    f"routed around in {measured:.3g} s, as if its links went down")  # fmt: skip
-        return ""
 
     def _inject(self, label: str, applied: AppliedFault) -> float:
         s = self.session
