@@ -536,7 +536,14 @@ class Bgp:
 
     def _bfd_pending(self, want: dict[int, frozenset[str]]) -> dict[int, frozenset[str]]:
         """Of the sessions in ``want``, those not up yet (per switch)."""
-        left = {ns: ports - bfd_up(self.bfd_peers(ns)) for ns, ports in want.items()}
+        left = {}
+        for ns, ports in want.items():
+            try:
+                left[ns] = ports - bfd_up(self.bfd_peers(ns))
+            except BackendError as err:  # a bfdd just started, not listening on its vty yet
+                if "failed to connect" not in str(err):  # (a dead one: _check_daemons says)
+                    raise
+                left[ns] = ports
         return {ns: ports for ns, ports in left.items() if ports}
 
     def _check_daemons(self) -> None:

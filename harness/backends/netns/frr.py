@@ -305,12 +305,18 @@ def vtysh(
     daemon: str | None = None,
 ) -> str:
     """Run vtysh commands against one switch's daemons (or only ``daemon``) through their
-    vty sockets."""
-    argv = [VTYSH, "--vty_socket", str(switch.vty), *(["-d", daemon] if daemon else [])]
+    vty sockets.
+
+    vtysh runs in the sockets' directory and is given ``.``: a socket's address is at most
+    107 bytes, and ``<state root>/<run>/frr/<namespace>/vty/bfdd.vty`` under a deep state
+    root (a pytest worker's temporary directory) is longer -- vtysh then connected to no
+    daemon at all."""
+    argv = [VTYSH, "--vty_socket", ".", *(["-d", daemon] if daemon else [])]
     for c in commands:
         argv += ["-c", c]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False,
+                              cwd=switch.vty)  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as err:
         msg = f"vtysh on {switch.namespace} failed"
         raise BackendError(msg, err) from err

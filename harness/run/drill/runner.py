@@ -545,6 +545,10 @@ def run_drill(
             crashes = tuple((f.name, f.crashed_at, seen.get(f.name))
                             for f in session.timeline.fates
                             if f.crashed_at is not None or f.name in seen)  # fmt: skip
+    except BaseException as err:  # before the method (apply, the session): journaled, closed
+        journal.write("end", status="error", reason=str(err) or type(err).__name__)
+        journal.close()
+        raise
     finally:
         if lever is not None:
             lever.unregister(run_id)
