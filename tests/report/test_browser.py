@@ -143,9 +143,10 @@ def test_drill_report(chromium: Any, tmp_path: Path) -> None:
     check = _load(chromium, make_report("drill", tmp_path / "drill"), tmp_path, "drill")
     assert check.report == "drill"
     assert check.verdict == "passed"
-    assert len(check.images) == 3  # one timeline per drill
+    assert len(check.images) == 5  # one timeline per drill
     for name in ("drill-leaf-loss", "drill-hung-spine-bgp-without-bfd",
-                 "drill-hung-spine-bgp-with-bfd"):  # fmt: skip
+                 "drill-hung-spine-bgp-with-bfd", "drill-hung-spine-bgp-netns-without-bfd",
+                 "drill-hung-spine-bgp-netns-with-bfd"):  # fmt: skip
         assert name in check.text
     assert "aborted as the drill expects" in check.text
     assert "refused: the model predicts it breaks jobs_lost 0" in check.text

@@ -544,6 +544,12 @@ class Simulation(ClosesOnSignals):
         if touched and not self.master_cut_off():
             routed = self.timings.phases["master SM routed"] = self.wait_routed(mark, t0, what)
         self._verify(ports, up=up, what=what)
+        if up and len(ports) > 1 and touched and not self.master_cut_off():
+            # the first ReLink's trap starts a sweep that may route before the last port is
+            # back (a leaf's cables relinked one console line at a time): sweep once more now
+            # that every port is linked (CI saw a reverted leaf kill still routed around)
+            self.resweep()
+            routed = time.monotonic() - t0
         t1 = time.monotonic()
         self.route_islands()
         self.timings.phases["standby SMs"] = time.monotonic() - t1

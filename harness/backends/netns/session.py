@@ -156,8 +156,9 @@ def entering_hint(emu: Emulation) -> list[str]:
     ] + (
         [
             f"routing bgp: {emu.bgp.describe()}",
-            f"ask a switch's bgpd:  vtysh --vty_socket "
-            f"{emu.ledger.dir / 'frr' / first_switch.name / 'vty'} -c 'show bgp summary'",
+            # from inside the sockets' directory: a socket address holds 107 bytes at most
+            f"ask a switch's bgpd:  (cd {emu.ledger.dir / 'frr' / first_switch.name / 'vty'} "
+            "&& vtysh --vty_socket . -c 'show bgp summary')",
         ]
         if emu.bgp is not None
         else []
