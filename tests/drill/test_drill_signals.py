@@ -84,11 +84,8 @@ def _wait_for(path: Path, pred: object, timeout: float = 20.0) -> None:
     raise AssertionError(msg)
 
 
-@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143),
-                                              (signal.SIGHUP, 129)])  # fmt: skip
-def test_a_signal_after_the_injects_rolls_back_everything(
-    tmp_path: Path, signum: int, code: int
-) -> None:
+def _start(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
+    """The paced drill running in a subprocess; its journal directory."""
     f = tmp_path / "d.yaml"
     f.write_text(drill_text(BODY))
     (tmp_path / "run.py").write_text(SCRIPT)
@@ -97,6 +94,15 @@ def test_a_signal_after_the_injects_rolls_back_everything(
     proc = subprocess.Popen([sys.executable, str(tmp_path / "run.py"), str(f), str(j)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)  # fmt: skip
+    return proc, j
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143),
+                                              (signal.SIGHUP, 129)])  # fmt: skip
+def test_a_signal_after_the_injects_rolls_back_everything(
+    tmp_path: Path, signum: int, code: int
+) -> None:
+    proc, j = _start(tmp_path)
     try:
         _wait_for(j / "journal.jsonl", lambda r: r.get("label") == "b" and r["type"] == "event")
         proc.send_signal(signum)
@@ -144,14 +150,7 @@ def test_signals_at_random_points_roll_back_what_was_applied(tmp_path: Path, dra
     kinds = [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
     first, code = rng.choice(kinds)
     more = [rng.choice(kinds)[0] for _ in range(rng.randint(0, 2))]
-    f = tmp_path / "d.yaml"
-    f.write_text(drill_text(BODY))
-    (tmp_path / "run.py").write_text(SCRIPT)
-    j = tmp_path / "j"
-    env = {**os.environ, "HARNESS_STATE_DIR": str(tmp_path / "state"), "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, str(tmp_path / "run.py"), str(f), str(j)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)  # fmt: skip
+    proc, j = _start(tmp_path)
     try:
         _wait_for(j / "journal.jsonl", lambda r: r.get("label") == "a" and r["type"] == "event")
         time.sleep(rng.uniform(0.0, 0.6))  # the second inject comes 0.2 s after the first
