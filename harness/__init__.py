@@ -46,9 +46,9 @@ Modules:
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
-from typing import Any
+
+from harness.inputs.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from harness.backends import Backend
@@ -127,21 +127,7 @@ _EXPORTS: dict[str, str] = {
     "three_tier": "harness.fabric",
     "two_tier": "harness.fabric",
 }
-
-
-def __getattr__(name: str) -> Any:
-    """The public name ``name``, imported from its module on first use."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        msg = f"module 'harness' has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = [

@@ -45,10 +45,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
-from typing import Any
 from typing import cast
 
 from harness.errors import ScenarioError
+from harness.inputs.lazy import lazy_exports
 from harness.inputs.suggest import did_you_mean
 
 if TYPE_CHECKING:
@@ -151,17 +151,7 @@ _EXPORTS: dict[str, str] = {
     "Capabilities": "harness.backends.protocol",
     "ModelBackend": "harness.backends.model",
 }
-
-
-def __getattr__(name: str) -> Any:
-    """A re-exported name, imported from its module on first use."""
-    module = _EXPORTS.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-    msg = f"module {__name__!r} has no attribute {name!r}"
-    raise AttributeError(msg)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = [

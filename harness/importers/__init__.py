@@ -66,16 +66,15 @@ Modules:
 from __future__ import annotations
 
 import difflib
-import importlib
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
-from typing import Any
 from typing import Literal
 from typing import get_args
 
 from harness.errors import Problem
 from harness.errors import ScenarioError
+from harness.inputs.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from harness.fabric.model import Fabric
@@ -111,17 +110,7 @@ _EXPORTS: dict[str, str] = {
     "parse_ibnetdiscover": "harness.importers.ibnetdiscover",
     "simai_ids": "harness.importers.simai",
 }
-
-
-def __getattr__(name: str) -> Any:
-    """A re-exported name, imported from its module on first use."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = [

@@ -29,6 +29,8 @@ Modules:
 ``hostlist``     Slurm hostlist expressions, both ways.
 ``json_schema``  JSON Schema building blocks for input files: simple type hints as schemas,
                  names, $refs.
+``lazy``         A package's re-exported names imported on first use (PEP 562), for every
+                 package ``__init__`` that re-exports.
 ``location``     Where an input came from: the file, line and column a scenario or fabric
                  reference was read at.
 ``suggest``      Did-you-mean suggestions, closest match first.
@@ -39,9 +41,9 @@ Modules:
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
-from typing import Any
+
+from harness.inputs.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from harness.inputs.files import MAX_DUMP_BYTES
@@ -69,21 +71,7 @@ _EXPORTS: dict[str, str] = {
     "read_yaml_file": "harness.inputs.yaml",
     "read_yaml_list": "harness.inputs.yaml",
 }
-
-
-def __getattr__(name: str) -> Any:
-    """The re-exported name ``name``, imported from its module on first use."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = [

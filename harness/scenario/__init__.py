@@ -28,9 +28,9 @@ Modules:
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
-from typing import Any
+
+from harness.inputs.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from harness.scenario.discover import discover
@@ -44,21 +44,7 @@ _EXPORTS: dict[str, str] = {
     "discover": "harness.scenario.discover",
     "load_file": "harness.scenario.load",
 }
-
-
-def __getattr__(name: str) -> Any:
-    """The re-exported name ``name``, imported from its module on first use."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = ["Scenario", "discover", "load_file"]

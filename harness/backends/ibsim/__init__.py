@@ -31,12 +31,12 @@ Modules:
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
-from typing import Any
+
+from harness.inputs.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from harness.backends.ibsim.backend import IbsimBackend
@@ -83,17 +83,7 @@ _EXPORTS: dict[str, str] = {
     "Simulation": "harness.backends.ibsim.sim",
     "check_fits": "harness.backends.ibsim.limits",
 }
-
-
-def __getattr__(name: str) -> Any:
-    """A re-exported name, imported from its module on first use."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = [
