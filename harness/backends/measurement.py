@@ -173,7 +173,8 @@ class MeasurePlan:
     a collective's bus bandwidth from its flow engine instead); ``losses``:
     (link id, sending end id) pairs whose one-direction packet loss to measure;
     ``probe_wait_s``: how long one round of probes waits for its answers (None: the
-    backend's own; a drill's frequent probe waits less).
+    backend's own; a drill's frequent probe waits less); ``flow_now``: the flow groups as
+    they run now, kept running between looks (a drill's probe), instead of a window.
     ``note`` says how the probes were chosen.
     """
 
@@ -189,6 +190,7 @@ class MeasurePlan:
     losses: tuple[Pair, ...] = ()
     job_now: bool = False  # the jobs as they are now, without a watch window (a drill's probe)
     probe_wait_s: float | None = None
+    flow_now: bool = False
 
     def __or__(self, other: MeasurePlan) -> MeasurePlan:
         groups = {g.name: g for g in (*self.flows, *other.flows)}
@@ -208,6 +210,7 @@ class MeasurePlan:
             # at once only if every plan that asks for jobs asks so
             (self.job_now or not self.jobs) and (other.job_now or not other.jobs),
             _least(self.probe_wait_s, other.probe_wait_s),
+            (self.flow_now or not self.flows) and (other.flow_now or not other.flows),
         )
 
     @property

@@ -47,6 +47,7 @@ from harness.backends.netns.emulation import Emulation
 from harness.backends.netns.faults import SUPPORTED_ELEMENTS
 from harness.backends.netns.faults import SUPPORTED_FAULTS
 from harness.backends.netns.faults import FaultEngine
+from harness.backends.netns.flow_stream import FlowStreams
 from harness.backends.netns.flows import Flows
 from harness.backends.netns.flows import iperf3_unavailable
 from harness.backends.netns.frr import frr_unavailable
@@ -151,6 +152,7 @@ class NetnsBackend(ClosesOnSignals):
         self._settle_s = 0.0
         self._gloo: GlooJobs | None = None
         self._flows: Flows | None = None
+        self._streams: FlowStreams | None = None
         self._changed_at: float | None = None
 
     # -- life cycle ------------------------------------------------------------------------
@@ -178,6 +180,8 @@ class NetnsBackend(ClosesOnSignals):
                 raise BackendError(msg)
             self.engine.sweep_delay = self._sweep_delay(routing)
             self.engine.hang_delay = hang_s(routing, bgp_sessions(fabric))
+            if self._streams is not None:  # a run's background flows are its own
+                self._streams.close()
             if tuple(jobs) != self.jobs:
                 self._start_jobs(tuple(jobs))
             return
@@ -244,9 +248,12 @@ class NetnsBackend(ClosesOnSignals):
         short: one that arrives meanwhile is raised after, see :func:`cleaning_up`)."""
         with cleaning_up():
             try:
+                if self._streams is not None:
+                    self._streams.close()
                 if self._gloo is not None:
                     self._gloo.close()
             finally:
+                self._streams = None
                 self._gloo = None
                 self._flows = None
                 if self.emu is not None:
@@ -310,6 +317,10 @@ class NetnsBackend(ClosesOnSignals):
             return ()
         if self._flows is None:
             self._flows = Flows(self._engine().emu)
+        if plan.flow_now:  # kept running between looks, read at once (a drill's probe)
+            if self._streams is None:
+                self._streams = FlowStreams(self._flows)
+            return self._streams.look(groups)
         return self._flows.run_all(groups, plan.flow_seconds)
 
     def _losses(self, wanted: Sequence[tuple[str, str]]) -> tuple[LinkLoss, ...]:
