@@ -104,7 +104,10 @@ KIND_ARGS: dict[str, tuple[str, ...]] = {
     "job_rate": ("job",),
     "job_ratio": ("job", "control"),
     "settle": (),
+    "flow": ("pairs",),
 }
+#: The most flows one ``flow`` probe keeps running (each is an iperf3 pair on an emulation).
+MAX_FLOW_PAIRS = 16
 #: The least probe period: a sample more often than this measures the prober, not the fabric.
 MIN_EVERY_S = 0.05
 DRILL_EXAMPLE = (
@@ -252,6 +255,10 @@ class DrillChecker(StepChecker):
             if kind == "job_ratio" and args.get("job") == args.get("control"):
                 self.add("job_ratio compares two jobs: the control must be another job",
                          (*path, "control"))  # fmt: skip
+        elif kind == "flow":
+            pairs = self._flow_pairs(args.get("pairs"), path)
+            if pairs is not None:
+                args["pairs"] = pairs
         elif kind == "reachability" and "sample" in args:
             s = args["sample"]
             if isinstance(s, bool) or not isinstance(s, int) or s < 1:
@@ -281,6 +288,27 @@ class DrillChecker(StepChecker):
         return Probe(name, kind, tuple(args.items()), tolerance,
                      "during-fault" if kind == "settle" else str(mode), every or 1.0,
                      int(fail_after), self.where(path))  # fmt: skip
+
+    def _flow_pairs(self, raw: Any, path: KeyPath) -> tuple[tuple[str, str], ...] | None:
+        """A flow probe's ``pairs: [[SRC, DST], ...]`` (NIC ids, checked on the fabric later)."""
+        hint = "pairs: [[su01/s00/nic0, su02/s00/nic0], ...] (source and destination NIC ids)"
+        if raw is None:
+            self.add(f"a flow probe names its flows: {hint}", path, key=True)
+            return None
+        ok = isinstance(raw, list) and 0 < len(raw) <= MAX_FLOW_PAIRS and all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+            for p in raw)  # fmt: skip
+        if not ok:
+            self.add(f"a flow probe's pairs are 1 to {MAX_FLOW_PAIRS} [SRC, DST] lists: {hint}",
+                     (*path, "pairs"))  # fmt: skip
+            return None
+        pairs = tuple((str(a), str(b)) for a, b in raw)
+        for i, (a, b) in enumerate(pairs):
+            if a == b:
+                self.add(f"flow {a} -> {b}: a flow runs between two NICs", (*path, "pairs", i))
+        if len(set(pairs)) < len(pairs):
+            self.add("a flow probe lists a pair twice", (*path, "pairs"))
+        return pairs
 
     def tolerance(self, raw: Any, path: KeyPath) -> Tolerance | None:
         """``">= 0.99"``, ``"<= 5s"`` or ``">= 0.7 baseline"``."""

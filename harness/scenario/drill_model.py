@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 #: Probe kinds beyond the observation registry's names (any numeric or boolean observation is a
 #: probe kind too): the fraction of sampled rail NIC pairs that reach each other, a job's rate
 #: against its baseline, an experiment job's rate over a control job's at the same moment
-#: (Netflix ChAP), and each action's settle (convergence) time.
-PROBE_KINDS = ("reachability", "job_rate", "job_ratio", "settle")
+#: (Netflix ChAP), each action's settle (convergence) time, and the total rate of a group of
+#: bulk flows kept running through the drill (``flow``, ``pairs: [[SRC, DST], ...]``).
+PROBE_KINDS = ("reachability", "job_rate", "job_ratio", "settle", "flow")
 #: The probe kinds that name jobs, and the arguments that do.
 JOB_PROBES = {"job_rate": ("job",), "job_ratio": ("job", "control")}
 #: When a probe is judged: ``before`` is a gate (nothing is injected if it fails), ``after``
@@ -75,7 +76,7 @@ class Probe:
 
     def describe(self) -> str:
         """``reach: reachability(sample=32) every 0.2 s, >= 0.99``."""
-        args = ", ".join(f"{k}={v}" for k, v in self.args)
+        args = ", ".join(f"{k}={v}" if k != "pairs" else f"{len(v)} pairs" for k, v in self.args)
         what = f"{self.kind}({args})" if args else self.kind
         tol = f", {self.tolerance.describe()}" if self.tolerance else ""
         return f"{self.name}: {what} {self.mode} every {self.every_s:g} s{tol}"

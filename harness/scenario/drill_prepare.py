@@ -3,7 +3,7 @@ resolved on the fabric (scenario stage, pure).
 
 What :func:`~harness.scenario.prepare.prepare` does for steps, done for a
 drill's events and probes: every problem (a selector that selects nothing, a
-probe's ``job:`` or ``link:`` that does not exist) reported at once, located,
+probe's ``job:``, ``link:`` or flow NIC that does not exist) reported at once, located,
 before anything runs.
 
 >>> from harness.scenario.load import load_text
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from harness.errors import Problem
 from harness.errors import ScenarioError
+from harness.fabric.model import Kind
 from harness.faults.fault import AppliedFault
 from harness.scenario.drill_events import DrillEvent
 from harness.scenario.drill_events import expand
@@ -37,6 +38,7 @@ from harness.scenario.model import ExpectStep
 from harness.scenario.model import Scenario
 from harness.scenario.prepare import Prepared
 from harness.scenario.prepare import check_expectations
+from harness.scenario.prepare import element_of_kind
 from harness.scenario.prepare import located
 from harness.scenario.prepare import prepare
 
@@ -115,6 +117,14 @@ def prepare_drill(scenario: Scenario) -> PreparedDrill:
                     f"(jobs: {', '.join(sorted(jobs)) or 'none'})",
                     p.where.path, p.where.line, p.where.column,
                 ))  # fmt: skip
+        if p.kind == "flow":
+            for src, dst in dict(p.args)["pairs"]:
+                for nic in (src, dst):
+                    try:
+                        element_of_kind(fabric, nic, Kind.NIC)
+                    except ScenarioError as err:
+                        problems.append(Problem(f"probe {p.name}: {err}", p.where.path,
+                                                p.where.line, p.where.column))  # fmt: skip
     for rule in drill.abort:
         if rule.job_lost not in (None, "any") and rule.job_lost not in jobs:
             problems.append(Problem(

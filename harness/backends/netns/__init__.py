@@ -13,6 +13,8 @@ Modules:
 ``emulation``   A fabric realized in Linux network namespaces: build, change, tear down.
 ``faults``      Faults made real on an :class:`~harness.backends.netns.emulation.Emulation`.
 ``flows``       Bulk flows between server namespaces with iperf3, in the fabric's units.
+``flow_stream`` Flow groups kept running in the background and read at once: a drill's
+                ``flow`` probe.
 ``frr``         FRR daemons in the emulation's namespaces: started, recorded, stopped by PID.
 ``job_runs``    The jobs of a netns run: started with the fabric, watched, restarted, measured.
 ``job_worker``  The real training job of the netns backend: torch.distributed over gloo, one

@@ -10,8 +10,11 @@ runs, as :mod:`~harness.backends.netns.flows` does) with a test as long as
 interval from its log without waiting: the rate its receiver got over the last
 half second, in fabric units.  A stream runs through faults (a stalled TCP
 connection reports intervals of 0 bits/s, and moves again when its path is
-back); it is ended by PID when the backend closes, or when a look finds a
-client gone (then the group is started again at the next look).
+back); it is ended by PID when the backend closes, or when a look finds one
+of its processes gone (an iperf3 server ends after 120 s without data, a client
+that cannot connect in 3 s): then the group is started again at once, and reads
+0 until its new servers report (only a group's first start is waited for, so a
+look never holds the drill for long).
 
 A look lags the fabric by up to one interval plus the flush, which a drill
 allows for before it calls a disagreement a mismatch.
@@ -101,6 +104,7 @@ class FlowStreams:
     def __init__(self, flows: Flows) -> None:
         self.flows = flows
         self.running: dict[str, Stream] = {}
+        self.started: set[str] = set()  # the groups started once (their first report waited)
 
     def look(self, groups: tuple[FlowGroup, ...]) -> tuple[Flow, ...]:
         """Each group's flows as they run now: the rate over each receiver's last interval
@@ -112,8 +116,11 @@ class FlowStreams:
                 s.stop()
                 s = None
             if s is None:
+                first = g.name not in self.started
                 s = self.running[g.name] = self._start(g)
-                self._first_report(s)
+                self.started.add(g.name)
+                if first:  # a restarted group reads 0 until it reports: a look never waits
+                    self._first_report(s)
             scale = self.flows.emu.scale
             for (src, dst), log in zip(g.pairs, s.logs, strict=True):
                 got = last_interval(log.read_text(errors="replace"))
@@ -126,6 +133,7 @@ class FlowStreams:
         for s in self.running.values():
             s.stop()
         self.running.clear()
+        self.started.clear()
 
     def _first_report(self, s: Stream) -> None:
         deadline = time.monotonic() + FIRST_REPORT_S

@@ -7,6 +7,8 @@ Modules:
               plugin).
 ``document``  A drill run as a document: ``journal.json`` and ``harness drill --json``
               (pure).
+``flow``      A drill's ``flow`` probe: bulk flows kept running through the drill, their
+              total rate measured beside the model's fair share.
 ``guard``     A drill's guard: the risk budget predicted before every inject.
 ``halt``      The halt lever: stop one running drill, or every drill on the host and refuse
               new ones until released.

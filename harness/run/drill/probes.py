@@ -1,23 +1,25 @@
 """A drill's probes sampled on a run session: the model's value beside the backend's
 (run stage).
 
-A probe that names a registered observation is sampled as an ``expect`` of it
-is judged (:meth:`~harness.run.session.RunSession.observe_one`: predicted, and
-measured where the backend can measure it); the drill's own kinds:
-``reachability`` is the fraction of a seeded sample of rail NIC pairs (plus the
-pairs the model says are cut) that reach each other, probed by the backend
-(:mod:`harness.run.drill.reach`); ``job_rate`` a job's bus bandwidth against the
-healthy fabric's, 0 while it is stalled (cut off, or waiting for a reroute or a
-link to come up) and once it has crashed, measured as the real job's rate where a
-backend runs it; ``job_ratio`` one job's rate over a control job's (Netflix
-ChAP: an experiment and a control compared at the same moment, so what moves
-both -- a busy host, a slow emulation -- cancels); ``settle`` is judged per
-action (the seconds the backend took to converge, or the model's reroute window).
+A probe that names a registered observation is sampled as an ``expect`` of it is
+judged (:meth:`~harness.run.session.RunSession.observe_one`: predicted, and measured
+where the backend can measure it); the drill's own kinds: ``reachability`` is the
+fraction of a seeded sample of rail NIC pairs (plus the pairs the model says are
+cut) that reach each other, probed by the backend (:mod:`harness.run.drill.reach`);
+``flow`` the total rate of a group of bulk flows kept running through the drill
+(:mod:`harness.run.drill.flow`); ``job_rate`` a job's bus bandwidth against the
+healthy fabric's, 0 while it is stalled (cut off, or waiting for a reroute or a link
+to come up) and once it has crashed, measured as the real job's rate where a backend
+runs it; ``job_ratio`` one job's rate over a control job's (Netflix ChAP: an
+experiment and a control compared at the same moment, so what moves both -- a busy
+host, a slow emulation -- cancels); ``settle`` is judged per action (the seconds the
+backend took to converge, or the model's reroute window).
 """
 
 from __future__ import annotations
 
 from harness.observations.expect import Expect
+from harness.run.drill.flow import FlowLook
 from harness.run.drill.reach import Reach
 from harness.run.drill.results import Sample
 from harness.run.drill.results import Series
@@ -26,6 +28,8 @@ from harness.scenario.drill_model import Probe
 from harness.scenario.model import Expectation
 
 _ANY = Expect.parse(">= -1e300")
+#: The probe kinds sampled by a look of their own at the fabric (the runner's).
+LOOK_PROBES = ("reachability", "flow")
 
 
 def _number(value: object) -> float | None:
@@ -56,22 +60,23 @@ def sample(
     series: Series,
     *,
     rate: float | None = None,
-    reach: Reach | None = None,
+    look: Reach | FlowLook | None = None,
 ) -> Sample:
     """Sample ``probe`` at drill time ``t`` and judge it against its tolerance; ``rate``: a
     ``job_rate`` probe's measured rate (the real job's iterations/s against its baseline's,
-    from the runner's watch of the jobs), None where no backend runs the job; ``reach``: a
-    ``reachability`` probe's look at its pairs (:class:`~harness.run.drill.reach.ReachProbe`)."""
+    from the runner's watch of the jobs), None where no backend runs the job; ``look``: a
+    ``reachability`` probe's look at its pairs (:class:`~harness.run.drill.reach.ReachProbe`)
+    or a ``flow`` probe's at its flows (:class:`~harness.run.drill.flow.FlowProbe`)."""
     predicted: float | None
     measured: float | None = None
     mismatch = False
     detail = ""
-    if probe.kind == "reachability":
-        if reach is None:
-            msg = f"probe {probe.name}: a reachability sample needs its look at the pairs"
+    if probe.kind in LOOK_PROBES:
+        if look is None:
+            msg = f"probe {probe.name}: a {probe.kind} sample needs its look at the fabric"
             raise ValueError(msg)
-        predicted, measured = reach.predicted, reach.measured
-        mismatch, detail = bool(reach.disagree), reach.detail()
+        predicted, measured = look.predicted, look.measured
+        mismatch, detail = look.mismatch, look.detail()
     elif probe.kind in ("job_rate", "job_ratio"):
         args = dict(probe.args)
         predicted = job_rate(session, str(args["job"]))

@@ -51,6 +51,11 @@ class Reach:
     pairs: int
     disagree: tuple[tuple[str, str, bool], ...] = ()  # (src, dst, measured reached)
 
+    @property
+    def mismatch(self) -> bool:
+        """A pair measured otherwise than predicted."""
+        return bool(self.disagree)
+
     def detail(self) -> str:
         """The disagreeing pairs in words (empty when there are none)."""
         if not self.disagree:

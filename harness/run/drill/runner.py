@@ -36,10 +36,14 @@ from harness.fabric.routing import Routing
 from harness.faults.fault import AppliedFault
 from harness.observations.budget import parse_budget
 from harness.observations.plans import MeasureOptions
+from harness.run.drill.flow import FlowLook
+from harness.run.drill.flow import FlowProbe
+from harness.run.drill.flow import grace_s
 from harness.run.drill.guard import guard_breaks
 from harness.run.drill.halt import HaltLever
 from harness.run.drill.journal import Journal
 from harness.run.drill.journal import tool_versions
+from harness.run.drill.probes import LOOK_PROBES
 from harness.run.drill.probes import record
 from harness.run.drill.probes import sample
 from harness.run.drill.reach import DEFAULT_SAMPLE
@@ -99,7 +103,8 @@ class _Run:
     settles: list[tuple[str, float]] = field(default_factory=list)
     recovering: bool = False  # in the recovery window: samples do not fail a probe
     disagree: dict[str, float] = field(default_factory=dict)  # job_rate probe -> since when
-    reach: dict[str, ReachProbe] = field(default_factory=dict)  # reachability probe -> sample
+    looks: dict[str, ReachProbe | FlowProbe] = field(default_factory=dict)  # by probe name
+    stall_s: tuple[float, float] = (float("-inf"), 0.0)  # the last action: at, predicted stall
     cut_short: set[str] = field(default_factory=set)  # injects a signal may have cut short
     on_event: Callable[[EventRecord], None] | None = None
     replayed_abort: tuple[float, str] | None = None  # a replay: the run's own abort
@@ -134,24 +139,34 @@ class _Run:
         control = self.watch.rate(str(args["control"]))
         return rate / control if control else None
 
-    def _reach(self, p: Probe) -> Reach | None:
-        """A reachability probe's look at its pairs now (its sample drawn at the first)."""
-        if p.kind != "reachability":
+    def _look(self, p: Probe) -> Reach | FlowLook | None:
+        """A reachability or flow probe's look at the fabric now (set up at the first)."""
+        if p.kind not in LOOK_PROBES:
             return None
-        if p.name not in self.reach:
-            per_rail = int(dict(p.args).get("sample", DEFAULT_SAMPLE))
-            self.reach[p.name] = ReachProbe(self.session, p.name, per_rail, p.every_s)
-        return self.reach[p.name].look(self.session)
+        if p.name not in self.looks:
+            args = dict(p.args)
+            self.looks[p.name] = (
+                FlowProbe(self.session, p.name, args["pairs"]) if p.kind == "flow" else
+                ReachProbe(self.session, p.name, int(args.get("sample", DEFAULT_SAMPLE)),
+                           p.every_s))  # fmt: skip
+        return self.looks[p.name].look(self.session)
 
     def _sample(self, p: Probe) -> None:
         rate = self._measured(p) if p.kind in JOB_PROBES else None
-        s = sample(self.session, p, self.t, self.series[p.name], rate=rate, reach=self._reach(p))
-        if p.kind in JOB_PROBES:  # moving or not is seen only JOB_WATCH_S late
+        s = sample(self.session, p, self.t, self.series[p.name], rate=rate, look=self._look(p))
+        if p.kind in (*JOB_PROBES, "flow"):  # moving or not is seen late (a flow's: past a stall)
             start = self.disagree.setdefault(p.name, self.t) if s.mismatch else None
+            at, stall = self.stall_s
+            lag = JOB_WATCH_S + p.every_s if p.kind != "flow" else grace_s(p.every_s, 0.0)
+            stalled = p.kind == "flow" and self.t - at <= grace_s(p.every_s, stall)
             if start is None:
                 self.disagree.pop(p.name, None)
-            elif self.t - start <= JOB_WATCH_S + p.every_s:
-                s = dataclasses.replace(s, mismatch=False)
+            elif self.t - start <= lag or stalled:  # said, not counted
+                s = dataclasses.replace(
+                    s,
+                    mismatch=False,
+                    detail=s.detail and f"{s.detail} (within the look's lag or a stall)",
+                )
         record(p, self.series[p.name], s, judge=not self.recovering)
         self.journal.write("sample", durable=False, probe=p.name, **s.to_json())
 
@@ -260,6 +275,7 @@ class _Run:
                 guard = "within the guard"
             self.journal.write("action", label=e.label, action="inject", fault=text)
             predicted = predicted_settle(self.session, r.applied)
+            self.stall_s = (self.t, predicted)
             step_settle = self._inject(e.label, r.applied)
             settle = step_settle if self.session.backend.name != "model" else predicted
             self.settles.append((e.label, settle))
@@ -305,6 +321,7 @@ class _Run:
                 del s.applied[i]
                 break
         status = "restored"
+        self.stall_s = (self.t, s.routing.link_up_s)
         try:
             s.backend.revert(applied)
         except (BackendError, ScenarioError) as err:
@@ -351,6 +368,8 @@ class _Run:
         self.session.timeline = dataclasses.replace(tl, now=start, sweep_start=start,
                                                     sweep_end=start)  # fmt: skip
         self.watch.look()  # waits for the real jobs to be up, before the clock starts
+        for p in (p for p in probes if p.kind == "flow"):
+            self._look(p)  # and for the flows' streams to report
         self.watch.t0_wall = time.monotonic() + drill.baseline_s
         for p in probes:
             self.due[p.name] = start
@@ -359,7 +378,7 @@ class _Run:
             due = [p for p in probes if self.due[p.name] <= t + 1e-9]
             self.watch.look()
             for p in due:
-                s = sample(self.session, p, self.t, self.series[p.name], reach=self._reach(p))
+                s = sample(self.session, p, self.t, self.series[p.name], look=self._look(p))
                 self.series[p.name].samples.append(s)
                 self.journal.write("sample", durable=False, probe=p.name, phase="baseline",
                                    **s.to_json())  # fmt: skip
