@@ -210,7 +210,10 @@ class MeasurePlan:
             # at once only if every plan that asks for jobs asks so
             (self.job_now or not self.jobs) and (other.job_now or not other.jobs),
             _least(self.probe_wait_s, other.probe_wait_s),
-            (self.flow_now or not self.flows) and (other.flow_now or not other.flows),
+            # kept running only if some plan asks so and every plan that asks for flows does
+            (self.flow_now or other.flow_now)
+            and (self.flow_now or not self.flows)
+            and (other.flow_now or not other.flows),
         )
 
     @property

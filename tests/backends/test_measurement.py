@@ -134,6 +134,23 @@ def test_plans_merge_without_duplicates() -> None:
     assert MeasurePlan().describe() == "nothing"
 
 
+def test_flows_are_kept_running_only_when_every_plan_with_flows_asks_so() -> None:
+    """A drill's flow probe asks for its group as it runs now (``flow_now``); a plan that asks
+    for nothing, or for a collective's traffic, never turns a windowed measurement into a
+    stream (a union of plans without flows once said ``flow_now``, and the traffic of a
+    scenario's bandwidth expectation ran as streams that were never ended)."""
+    g = FlowGroup("g", (("x", "y"),))
+    streamed = MeasurePlan(flows=(g,), flow_now=True)
+    windowed = MeasurePlan(flows=(g,))
+    traffic = MeasurePlan(traffic=(g,), jobs=("j",))
+    assert not (MeasurePlan() | MeasurePlan()).flow_now
+    assert not (MeasurePlan() | MeasurePlan() | windowed).flow_now
+    assert not (traffic | MeasurePlan()).flow_now
+    assert (streamed | MeasurePlan()).flow_now
+    assert (MeasurePlan() | streamed | traffic).flow_now  # the traffic itself is windowed
+    assert not (streamed | windowed).flow_now
+
+
 def test_missing_names_what_was_not_measured() -> None:
     plan = MeasurePlan(probes=(("a", "b"),), paths=(("a", "b"),), jobs=("j",), links=("l",),
                        flows=(FlowGroup("g", (("a", "b"),)),))  # fmt: skip

@@ -317,10 +317,12 @@ class NetnsBackend(ClosesOnSignals):
             return ()
         if self._flows is None:
             self._flows = Flows(self._engine().emu)
-        if plan.flow_now:  # kept running between looks, read at once (a drill's probe)
+        if plan.flow_now and plan.flows:  # kept running, read at once (a drill's probe)
             if self._streams is None:
                 self._streams = FlowStreams(self._flows)
-            return self._streams.look(groups)
+            streamed = self._streams.look(plan.flows)
+            windowed = self._flows.run_all(plan.traffic, plan.flow_seconds) if plan.traffic else ()
+            return (*streamed, *windowed)
         return self._flows.run_all(groups, plan.flow_seconds)
 
     def _losses(self, wanted: Sequence[tuple[str, str]]) -> tuple[LinkLoss, ...]:
