@@ -152,7 +152,7 @@ def blocks(runs: int, workers: int) -> list[range]:
 
 
 def run_study(
-    study: Study, *, workers: int = 1, progress: Callable[[int], None] | None = None
+    study: Study, *, workers: int = 1, progress: Callable[[int, int], None] | None = None
 ) -> Outcome:
     """Play ``study.runs`` runs (``workers`` processes when > 1) and sum them up."""
     sources = plan_units(study.fabric, study.rates)
@@ -164,7 +164,7 @@ def run_study(
             results.append(simulate_run(book, sources, study.rates.restart, study.horizon_s,
                                         seed=study.seed, run=k))  # fmt: skip
             if progress is not None:
-                progress(1)
+                progress(k + 1, study.runs)
         analysed = book.full_analyses
     else:
         from concurrent.futures import ProcessPoolExecutor
@@ -179,7 +179,7 @@ def run_study(
                 results.extend(got)
                 analysed += n
                 if progress is not None:
-                    progress(len(got))
+                    progress(len(results), study.runs)
         results.sort(key=lambda r: r.run)
     names = tuple([c.name for c in study.rates.classes] + [d.name for d in study.rates.domains])
     return Outcome(study, names, tuple(results), analysed)
