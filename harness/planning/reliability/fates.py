@@ -6,7 +6,8 @@ in ``S + c`` (its NICs no longer reach each other: the model's job verdict, for 
 timeout) and was not in ``S``, or it stays connected but ``c`` crashes it
 (:func:`~harness.invariants.timeline.crashed_by_change`: a reroute stall as long as its
 timeout, a GPU, NVSwitch or NVLink lost under it).  The answer depends only on ``S`` and
-``c``, so it is computed once per (state, failure) and kept: a Monte Carlo run over a
+``c``, so it is computed once per (state, failure) and kept (and the crash analysis is
+skipped where no job's timeout is as short as the failure's outage): a Monte Carlo run over a
 year meets the same few states again and again.  The one-fault states (``S`` empty) are
 the single-failure table; overlapping faults get the full analysis of their state.
 
@@ -43,10 +44,12 @@ from harness.faults.fault import AppliedFault
 from harness.faults.fault import FaultKind
 from harness.faults.fault import FaultState
 from harness.invariants.analysis import Analysis
+from harness.invariants.outage import outage_s
 from harness.invariants.state import Observation
 from harness.invariants.timeline import crashed_by_change
 from harness.invariants.timeline import cut_off
 from harness.invariants.timeline import in_node_crash
+from harness.invariants.timeline import stall_crashes
 
 FaultKey = Hashable
 StateKey = frozenset[FaultKey]
@@ -104,6 +107,14 @@ class FateBook:
             self._lost[state] = got
         return got
 
+    def _may_crash(self, applied: AppliedFault) -> bool:
+        """Whether ``applied`` can crash a connected job: its outage (the reroute, a hang's
+        detection) reaches some job's timeout, or it takes a part inside a job's server.  When
+        neither, :func:`crashed_by_change` crashes nobody, and its analyses are spared."""
+        outage = outage_s(self.fabric, applied, self.routing)
+        return any(stall_crashes(outage, j.timeout) or in_node_crash(self.fabric, applied, j)
+                   for j in self.jobs)  # fmt: skip
+
     def interrupted(self, state: StateKey, key: FaultKey, applied: AppliedFault) -> frozenset[str]:
         """The jobs running in ``state`` that the failure ``key`` (``applied``) interrupts."""
         self.applied.setdefault(key, applied)
@@ -121,9 +132,11 @@ class FateBook:
             return got
         after = state | {key}
         cut = self.lost(after) - self.lost(state)
-        crashed = crashed_by_change(self.analysis(state), self.analysis(after),
-                                    [self.applied[key]], self.routing)  # fmt: skip
-        got = frozenset(cut | set(crashed))
+        crashed: set[str] = set()
+        if self._may_crash(applied):
+            crashed = set(crashed_by_change(self.analysis(state), self.analysis(after),
+                                            [applied], self.routing))  # fmt: skip
+        got = frozenset(cut | crashed)
         self._hits[memo] = got
         return got
 
