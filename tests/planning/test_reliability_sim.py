@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 import statistics
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from harness.fabric import preset
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.resolve import resolve_fabric
+from harness.invariants.timeline import cut_off
 from harness.planning.reliability.fates import FateBook
 from harness.planning.reliability.montecarlo import Study
 from harness.planning.reliability.montecarlo import compare
@@ -161,3 +163,35 @@ def test_a_comparison_is_the_difference_of_means_with_its_interval() -> None:
     assert c.difference.ci[0] > 0  # twice the rate: clearly more
     half = math.hypot(a.total.half_width, b.total.half_width)
     assert c.difference.half_width == pytest.approx(half)
+
+
+def test_the_sweep_evaluator_and_the_full_analysis_agree_on_overlapping_states() -> None:
+    """The states of kills, cuts and optics are judged by the sweep's evaluator; a drain
+    or a hang by the full analysis.  Both give the same jobs cut off."""
+    f = preset("seed-a800")
+    jobs = resolve_jobs([JobSpec(per_su=True)], f)
+    text = rates("\n".join([
+        cables(0.01, "{dist: fixed, time: 1h}"),
+        "  - {class: leaf, fault: kill, select: {tier: leaf}, per: switch, rate_per_month: 0.01,"
+        " repair: {dist: fixed, time: 1h}}",
+        "  - {class: optic, fault: optic, select: {tier: leaf-spine}, per: port,"
+        " rate_per_month: 0.01, repair: {dist: fixed, time: 1h}}",
+    ]))  # fmt: skip
+    srcs = plan_units(f, parse_rates_text(text, "t.yaml"))
+    book = FateBook(f, jobs)
+    rng = random.Random(5)
+    lost_some = 0
+    for _ in range(24):
+        state = set()
+        for _ in range(rng.randint(1, 4)):
+            si = rng.randrange(len(srcs))
+            (t,) = srcs[si].units[rng.randrange(len(srcs[si].units))]
+            book.applied[(si, t)] = srcs[si].fault(f, t)
+            state.add((si, t))
+        key = frozenset(state)
+        fast = book.lost(key)
+        full, _ = cut_off(book.analysis(key))
+        assert fast == full, sorted(key)
+        lost_some += bool(fast)
+    assert book.evaluated == 24
+    assert 0 < lost_some < 24

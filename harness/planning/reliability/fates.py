@@ -9,7 +9,10 @@ timeout, a GPU, NVSwitch or NVLink lost under it).  The answer depends only on `
 ``c``, so it is computed once per (state, failure) and kept (and the crash analysis is
 skipped where no job's timeout is as short as the failure's outage): a Monte Carlo run over a
 year meets the same few states again and again.  The one-fault states (``S`` empty) are
-the single-failure table; overlapping faults get the full analysis of their state.
+judged as the sweep judges a case (its :class:`~harness.planning.sweep.evaluator.CaseEvaluator`:
+the local fast path where the case splits nothing, the full analysis where it does, exact
+either way), the overlapping ones as the sweep's multi-failure cases; a state holding a
+drain or a hang gets the full :class:`~harness.invariants.analysis.Analysis`.
 
 A fault that takes only parts inside a server (a GPU, an NVSwitch) is *local*: it crashes
 the job on that server (an uncorrectable NVLink error) whatever else is broken, and it
@@ -34,6 +37,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Hashable
 from collections.abc import Sequence
+from functools import cached_property
 
 from harness.fabric.jobs import Job
 from harness.fabric.model import Fabric
@@ -50,6 +54,8 @@ from harness.invariants.timeline import crashed_by_change
 from harness.invariants.timeline import cut_off
 from harness.invariants.timeline import in_node_crash
 from harness.invariants.timeline import stall_crashes
+from harness.planning.sweep.evaluator import CaseEvaluator
+from harness.planning.sweep.records import Failure
 
 FaultKey = Hashable
 StateKey = frozenset[FaultKey]
@@ -74,6 +80,7 @@ class FateBook:
         self._hits: dict[tuple[StateKey, FaultKey], frozenset[str]] = {}
         self._local: dict[FaultKey, frozenset[str]] = {}  # local fault -> the jobs it crashes
         self.full_analyses = 0  # states analysed in full (for the benchmark and the report)
+        self.evaluated = 0  # states judged by the sweep's evaluator
 
     def analysis(self, state: StateKey) -> Analysis:
         """The full analysis of a fault state (the last :data:`ANALYSES_KEPT` are kept)."""
@@ -103,9 +110,38 @@ class FateBook:
         state = self.network(state)
         got = self._lost.get(state)
         if got is None:
-            got, _ = cut_off(self.analysis(state))
+            case = self._case(state)
+            if case is None:
+                got, _ = cut_off(self.analysis(state))
+            else:
+                got = frozenset(self.evaluator.evaluate(case).unplaceable)
+                self.evaluated += 1
             self._lost[state] = got
         return got
+
+    @cached_property
+    def evaluator(self) -> CaseEvaluator:
+        """The sweep's case evaluator on the healthy fabric (its fast path, exact)."""
+        ev = CaseEvaluator(self.fabric, self.jobs, routing=self.routing)
+        ev.prepare()
+        return ev
+
+    def _case(self, state: StateKey) -> list[Failure] | None:
+        """``state`` as a sweep case (kills, cuts and optics); ``None`` when it holds another
+        kind (a drain, a hang), which the full analysis judges."""
+        out: list[Failure] = []
+        for key in sorted(state, key=repr):
+            a = self.applied[key]
+            kind = a.fault.kind
+            if kind is FaultKind.KILL:
+                out += [Failure("element", e, self.fabric.ids[e]) for e in a.elements]
+            elif kind is FaultKind.CUT:
+                out += [Failure("link", i, self.fabric.link_ids[i]) for i in a.links]
+            elif kind is FaultKind.OPTIC:
+                out += [Failure.of(self.fabric, port) for port in a.ports]
+            else:
+                return None
+        return out
 
     def _may_crash(self, applied: AppliedFault) -> bool:
         """Whether ``applied`` can crash a connected job: its outage (the reroute, a hang's
