@@ -55,7 +55,7 @@ def reliability_lines(o: Outcome, *, top: int = 10) -> list[str]:
         if r.restart.checkpoint_s:
             line += f", effective {eff[j].mean:.4%}"
         out.append(line)
-    out.append(f"({o.states_analysed} fault states analysed in full)")
+    out.append(f"({o.states_analysed} distinct fault states judged)")
     return out
 
 

@@ -139,3 +139,21 @@ classes:
 
 def test_a_month_is_a_twelfth_of_a_julian_year() -> None:
     assert pytest.approx(365.25 * 86400) == MONTH_S * 12
+
+
+def test_a_failure_applies_what_resolving_its_target_gives() -> None:
+    f = preset("seed-a800")
+    text = ISSUE_EXAMPLE.replace(
+        "domains:",
+        """\
+  - {class: optic, fault: optic, select: {tier: leaf-spine}, per: port, rate_per_month: 0.01,
+     repair: {dist: fixed, time: 1h}}
+  - {class: spine, fault: drain, select: {tier: spine}, per: switch, rate_per_month: 0.01,
+     repair: {dist: fixed, time: 1h}}
+domains:""",
+    )
+    for src in plan_units(f, parse_rates_text(text, "x.yaml")):
+        for target in (0, len(src.units) - 1):
+            unit = target if src.together else src.units[target][0]
+            applied = src.fault(f, unit)
+            assert applied == applied.fault.resolve(f), src.name

@@ -20,6 +20,7 @@ from harness.planning.reliability.montecarlo import Study
 from harness.planning.reliability.montecarlo import compare
 from harness.planning.reliability.montecarlo import run_study
 from harness.planning.reliability.rates import MONTH_S
+from harness.planning.reliability.rates import load_rates
 from harness.planning.reliability.rates import parse_rates_text
 from harness.planning.reliability.simulate import draw_failures
 from harness.planning.reliability.units import plan_units
@@ -93,7 +94,7 @@ def test_on_dual_tor_only_overlapping_pairs_count() -> None:
     With h servers per rail that is h^2 pairs per rail: n pairs for n cables, so
     n l^2 R T as the issue estimates, counted twice (2 l^2 R per pair)."""
     text = rates(cables(0.2, "{dist: fixed, time: 3d}", "{tier: access, node: [1, 2]}"))
-    s = study("hpn-dual-tor", text, runs=100, hosts_per_segment=8, spines_per_plane=4,
+    s = study("hpn-dual-tor", text, runs=80, hosts_per_segment=8, spines_per_plane=4,
               uplinks_per_leaf=4)  # fmt: skip
     (src,) = plan_units(s.fabric, s.rates)
     book = FateBook(s.fabric, s.jobs)
@@ -195,3 +196,19 @@ def test_the_sweep_evaluator_and_the_full_analysis_agree_on_overlapping_states()
         lost_some += bool(fast)
     assert book.evaluated == 24
     assert 0 < lost_some < 24
+
+
+def test_llama3_rates_give_one_interruption_every_3_1_hours_on_2048_servers() -> None:
+    """Calibration: the Llama 3 report's rates per server (rates/llama3-2024-per-server.yaml)
+    on a 2,048-server fabric running one job over all of it: 419 interruptions in 54 days,
+    about one every 3.1 hours, within the interval."""
+    f = preset("clos-100k", sus=64)  # 64 SUs of 32 H100 servers: 2,048 servers
+    jobs = tuple(resolve_jobs([JobSpec(name="llama3", nodes=("*",))], f))
+    assert len(jobs[0].servers) == 2048
+    r = load_rates(ROOT / "rates" / "llama3-2024-per-server.yaml")
+    o = run_study(Study(f, jobs, r, months=54 / (365.25 / 12), runs=4, seed=0))
+    per_54_days = [x.total for x in o.results]
+    mean = sum(per_54_days) / len(per_54_days)
+    assert abs(mean - 419) < 3 * math.sqrt(419 / len(per_54_days)), mean
+    hours = 54 * 24 / mean
+    assert 2.8 < hours < 3.4  # 3.09 h, within the 3 sigma of four runs

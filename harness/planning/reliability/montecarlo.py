@@ -96,7 +96,7 @@ class Outcome:
     study: Study
     sources: tuple[str, ...]
     results: tuple[RunResult, ...]
-    states_analysed: int  # fault states analysed in full, summed over the processes
+    states_analysed: int  # distinct fault states judged, summed over the processes
 
     def _per_month(self, counts: Sequence[int]) -> Figure:
         return Figure.of([c / self.study.months for c in counts])
@@ -135,7 +135,7 @@ def _block(study: Study, sources: tuple[Source, ...], runs: range) -> tuple[list
     book = FateBook(study.fabric, study.jobs, study.routing)
     out = [simulate_run(book, sources, study.rates.restart, study.horizon_s, seed=study.seed,
                         run=k) for k in runs]  # fmt: skip
-    return out, book.full_analyses
+    return out, book.full_analyses + book.evaluated
 
 
 def blocks(runs: int, workers: int) -> list[range]:
@@ -165,7 +165,7 @@ def run_study(
                                         seed=study.seed, run=k))  # fmt: skip
             if progress is not None:
                 progress(k + 1, study.runs)
-        analysed = book.full_analyses
+        analysed = book.full_analyses + book.evaluated
     else:
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures import as_completed

@@ -26,7 +26,9 @@ units whose failure applies one fault to all their elements at once.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from dataclasses import field
 
 from harness.errors import ScenarioError
 from harness.fabric.model import SWITCH_KINDS
@@ -64,18 +66,26 @@ class Source:
     rate_per_month: float
     repair: Repair
     together: bool = False  # a failure domain: a failure takes the whole unit
+    ports: Mapping[int, tuple[str, int]] = field(default_factory=dict)  # port -> (id, cable)
 
     def fault(self, fabric: Fabric, target: int) -> AppliedFault:
-        """The applied fault of a failure of ``target`` (of unit ``target`` when together)."""
+        """The applied fault of a failure of ``target`` (of unit ``target`` when together).
+
+        Built from the indices directly (what :meth:`Fault.resolve` of the target's id gives;
+        the kind was checked against the targets when the source was planned)."""
         if self.together:
-            ids = tuple(fabric.ids[i] for i in self.units[target])
-        elif self.domain is Domain.CABLES:
-            ids = (fabric.link_ids[target],)
-        elif self.domain is Domain.PORTS:
-            ids = (list(fabric.port_index)[target],)
-        else:
-            ids = (fabric.ids[target],)
-        return Fault(self.kind, Selector(ids=ids)).resolve(fabric)
+            members = self.units[target]
+            fault = Fault(self.kind, Selector(ids=tuple(fabric.ids[i] for i in members)))
+            return AppliedFault(fault, tuple(members), (), ())
+        if self.domain is Domain.ELEMENTS:
+            return AppliedFault(Fault(self.kind, Selector(ids=(fabric.ids[target],))),
+                                (target,), (), ())  # fmt: skip
+        if self.domain is Domain.PORTS:
+            name, cable = self.ports[target]
+            return AppliedFault(Fault(self.kind, Selector(ids=(name,))), (), (cable,), (0.0,),
+                                (name,))  # fmt: skip
+        link_id = fabric.link_id(target)
+        return AppliedFault(Fault(self.kind, Selector(ids=(link_id,))), (), (target,), (0.0,))
 
 
 def server_of(fabric: Fabric, element: int) -> int:
@@ -152,7 +162,12 @@ def _class_source(fabric: Fabric, c: FaultClass) -> Source:
     else:
         _check_per(fabric, name, domain, per, targets)
         units = tuple((t,) for t in targets)
-    return Source(name, kind, domain, units, rate, repair)
+    ports: dict[int, tuple[str, int]] = {}
+    if domain is Domain.PORTS:
+        names = list(fabric.port_index)
+        plinks, _ = port_arrays(fabric)
+        ports = {t: (names[t], int(plinks[t])) for t in targets}
+    return Source(name, kind, domain, units, rate, repair, ports=ports)
 
 
 def _target_id(fabric: Fabric, domain: Domain, t: int) -> str:
@@ -202,5 +217,6 @@ def _domain_source(fabric: Fabric, d: FailureDomain) -> Source:
         step = size or len(members)
         units += [tuple(members[i : i + step]) for i in range(0, len(members), step)]
     src = Source(name, kind, Domain.ELEMENTS, tuple(units), rate, repair, together=True)
-    src.fault(fabric, 0)  # the kind applies to what it groups
+    if units:  # the kind applies to what it groups
+        Fault(kind, Selector(ids=tuple(fabric.ids[i] for i in units[0]))).resolve(fabric)
     return src
