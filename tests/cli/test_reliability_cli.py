@@ -68,17 +68,24 @@ def test_json_is_the_same_study_and_workers_change_nothing(capsys: Capsys, rates
     assert sum(serial["per_run"]) / 8 / 12 == pytest.approx(total["mean"])
 
 
-def test_compare_gives_the_difference_with_its_interval(capsys: Capsys, rates: str) -> None:
-    argv = [LAB, "--rates", rates, "--runs", "6", "--compare", "seed-a800", "--json"]
+def test_compare_gives_the_difference_with_its_interval(
+    capsys: Capsys, rates: str, tmp_path: Path
+) -> None:
+    small = tmp_path / "lab-small.yaml"
+    text = Path(LAB).read_text(encoding="utf-8")
+    small.write_text(text.replace("name: lab-2su", "name: lab-small").replace(
+        "nodes_per_su: 4", "nodes_per_su: 2"), encoding="utf-8")  # fmt: skip
+    argv = [LAB, "--rates", rates, "--runs", "30", "--compare", str(small), "--json"]
     doc = json.loads(run(capsys, argv)[0])
     other = doc["compare"]["other"]
-    assert other["fabric"] == "seed-a800"
+    assert other["fabric"] == "lab-small"
     diff = doc["compare"]["difference"]
     mean = other["interruptions_per_month"]["mean"] - doc["interruptions_per_month"]["mean"]
     assert diff["mean"] == pytest.approx(mean)
-    assert diff["ci95"][0] < diff["mean"] < diff["ci95"][1]
+    assert diff["ci95"][0] < diff["mean"] < diff["ci95"][1] < 0  # half the servers: fewer
     out, _ = run(capsys, argv[:-1])
-    assert "seed-a800 minus lab-2su: +" in out
+    assert "lab-small minus lab-2su: -" in out
+    assert " fewer per month" in out
 
 
 def test_bad_rates_are_bad_input_with_every_line(
