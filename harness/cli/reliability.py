@@ -106,9 +106,9 @@ def cmd_reliability(args: argparse.Namespace) -> int:
             msg = f"--jobs gives no job on {fabric.name}: nothing can be interrupted"
             raise ScenarioError(msg)
         plan_units(fabric, rates)
-        args.fabric = name  # the routing of this design's fabric file
-        studies.append(Study(fabric, jobs, rates, args.months, args.runs, args.seed,
-                             cli_routing(args)))  # fmt: skip
+        # the routing of this design: its fabric file's routing:, then the options
+        routing = cli_routing(argparse.Namespace(**{**vars(args), "fabric": name}))
+        studies.append(Study(fabric, jobs, rates, args.months, args.runs, args.seed, routing))
     outcomes = []
     for study in studies:
         with progress_bar(f"reliability {study.fabric.name}", "run") as progress:
