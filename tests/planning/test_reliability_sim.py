@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
@@ -14,6 +15,7 @@ from harness.fabric import preset
 from harness.fabric.jobs import JobSpec
 from harness.fabric.jobs import resolve_jobs
 from harness.fabric.resolve import resolve_fabric
+from harness.fabric.routing import DEFAULT as DEFAULT_ROUTING
 from harness.invariants.timeline import cut_off
 from harness.planning.reliability.fates import FateBook
 from harness.planning.reliability.montecarlo import Study
@@ -212,3 +214,20 @@ def test_llama3_rates_give_one_interruption_every_3_1_hours_on_2048_servers() ->
     assert abs(mean - 419) < 3 * math.sqrt(419 / len(per_54_days)), mean
     hours = 54 * 24 / mean
     assert 2.8 < hours < 3.4  # 3.09 h, within the 3 sigma of four runs
+
+
+def test_a_reroute_as_slow_as_the_timeout_crashes_the_jobs_whose_traffic_crossed() -> None:
+    """Spines fail under a job spanning both SUs: a 1 s reroute is survived, a 40 s one
+    (beyond NCCL's 34 s) crashes it, as the scenario timeline decides."""
+    fabric = resolve_fabric(LAB)
+    jobs = tuple(resolve_jobs([JobSpec(name="both", nodes=("*",))], fabric))
+    text = rates("  - {class: spine, fault: kill, select: {tier: spine}, per: switch, "
+                 "rate_per_month: 0.1, repair: {dist: fixed, time: 4h}}")  # fmt: skip
+    r = parse_rates_text(text, "t.yaml")
+    counts = {}
+    for reroute in (1.0, 40.0):
+        routing = dataclasses.replace(DEFAULT_ROUTING, reroute=reroute)
+        o = run_study(Study(fabric, jobs, r, 12.0, 20, seed=1, routing=routing))
+        counts[reroute] = sum(x.total for x in o.results), sum(x.failures for x in o.results)
+    assert counts[1.0][0] == 0
+    assert 0 < counts[40.0][0] <= counts[40.0][1]
