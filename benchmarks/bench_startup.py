@@ -26,7 +26,8 @@ from benchutil import verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 JOBS = ROOT / "benchmarks" / "jobs"
-COMMANDS = ("run", "validate", "show", "risk", "sweep", "audit", "export", "emulate", "clean")
+COMMANDS = ("run", "validate", "show", "risk", "sweep", "reliability", "audit", "export", "emulate",
+            "clean")  # fmt: skip
 
 #: (label, arguments after ``python``, target seconds or None)
 LINES: list[tuple[str, list[str], float | None]] = [

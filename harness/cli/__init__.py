@@ -43,6 +43,8 @@ Modules:
              up, take it down, list) and ``harness clean`` (remove what ...
 ``imports``  Dumps on the command line: a FABRIC argument that is a topology dump, read as a
              fabric.
+``reliability``  ``harness reliability``: expected job interruptions per month of a design, by
+             Monte Carlo.
 ``risk``     ``harness risk``: the blast radius of a change on a fabric and its N+1 margin.
 ``run``      The commands over scenario files: ``harness run`` (run them, report what survived)
              and ``harness validate`` (check them as run would, without ...
@@ -165,6 +167,13 @@ COMMANDS: tuple[Command, ...] = (
         "harness.cli.sweep",
         "configure_sweep",
         "cmd_sweep",
+    ),
+    Command(
+        "reliability",
+        "expected job interruptions per month of a design, by Monte Carlo",
+        "harness.cli.reliability",
+        "configure_reliability",
+        "cmd_reliability",
     ),
     Command(
         "audit",

@@ -12,6 +12,8 @@ the drill runner's guard reads them too.)
 ``margin``         The N+1 margin of a risk check: every single further failure, judged against
                    the budget.
 ``risk``           Pre-change risk checks: the blast radius of a change and its N+1 margin.
+``reliability/``   Expected job interruptions per month of a design, by Monte Carlo over a rates
+                   file.
 ``audit/``         Audits: an imported fabric compared with its design, or with the regular
                    shape it should have.
 ``sweep/``         Failure sweeps: every single (and pair of) failures of a fabric, evaluated

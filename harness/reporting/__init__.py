@@ -16,6 +16,8 @@ Modules:
 ``junit``        JUnit XML for CI consumers.
 ``outcome``      What one ``harness run`` produced, for the reporters.
 ``progress``     Progress of long work, for people and for logs.
+``reliability``  What ``harness reliability`` prints: interruptions per month, attribution,
+                 availability.
 ``risk_json``    The risk report as JSON: before, after and added, for the change and for its
                  N+1 margin.
 ``sweep_files``  Sweep output: JSON document, CSV rows and a PNG.

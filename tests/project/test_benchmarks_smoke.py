@@ -189,3 +189,25 @@ def test_bench_flows_compares_every_sampled_case_with_the_full_analysis(tmp_path
     row = bf.compare(fabric, jobs, bf.FaultState.healthy(fabric), "static", sample=400, seed=0)
     assert row.sampled == row.cases > 0
     assert row.differ == 0
+
+
+def test_bench_reliability_naive_and_cached_fates_agree_run_by_run() -> None:
+    br = _import("bench_reliability")
+    from harness.planning.reliability.rates import parse_rates_text
+
+    fabric = tiny()
+    jobs = resolve_jobs([JobSpec(per_su=True)], fabric)
+    rates = parse_rates_text(
+        "name: t\nsource: a test\nclasses:\n"
+        "  - {class: cable, fault: cut, select: {tier: access}, per: link, rate_per_month: 0.1,"
+        " repair: {dist: lognormal, median: 2d, p90: 9d}}\n"
+        "  - {class: gpu, fault: kill, select: {kind: gpu}, per: server, rate_per_month: 0.2,"
+        " repair: {dist: exponential, mean: 17h}}\n"
+        "  - {class: spine, fault: kill, select: {tier: spine}, per: switch, rate_per_month: 0.2,"
+        " repair: {dist: fixed, time: 3d}}\n",
+        "t.yaml",
+    )
+    naive = br.play(br.NaiveBook(fabric, jobs), fabric, rates, range(3))
+    fast = br.play(br.FateBook(fabric, jobs), fabric, rates, range(3))
+    assert naive == fast
+    assert sum(r.total for r in fast) > 0
