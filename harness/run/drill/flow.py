@@ -33,6 +33,7 @@ from harness.backends.measurement import FlowGroup
 from harness.backends.measurement import MeasurePlan
 from harness.backends.model_measure import predict_flows
 from harness.invariants.analysis import Analysis
+from harness.run.drill.results import disagreement
 from harness.run.session import RunSession
 
 #: A flow moves when it carries more than this share of its healthy rate.
@@ -40,8 +41,6 @@ MOVING_SHARE = 0.02
 #: How late a measured look sees the fabric: one report interval (0.5 s on netns) plus
 #: the one being written when the fabric changed.
 LAG_S = 1.0
-#: Pairs named in a mismatching sample's detail (the count is always given).
-_NAMED = 3
 
 
 def grace_s(every_s: float, stall_s: float) -> float:
@@ -71,14 +70,9 @@ class FlowLook:
 
     def detail(self) -> str:
         """The disagreeing flows in words (empty when there are none)."""
-        if not self.disagree:
-            return ""
-        named = "; ".join(
-            f"{a} -> {b}: predicted {p:.4g} Gb/s, measured {m:.4g} Gb/s"
-            for a, b, p, m in self.disagree[:_NAMED]
-        )
-        more = f" (+{len(self.disagree) - _NAMED} more)" if len(self.disagree) > _NAMED else ""
-        return f"{len(self.disagree)} of {self.flows} flows move otherwise: {named}{more}"
+        return disagreement([f"{a} -> {b}: predicted {p:.4g} Gb/s, measured {m:.4g} Gb/s"
+                             for a, b, p, m in self.disagree], self.flows,
+                            "flows move otherwise")  # fmt: skip
 
 
 class FlowProbe:

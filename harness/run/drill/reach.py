@@ -29,6 +29,7 @@ from harness.backends.measurement import sample_pairs
 from harness.backends.model_measure import predict_probe
 from harness.invariants.analysis import Analysis
 from harness.observations.plans import witness_pairs
+from harness.run.drill.results import disagreement
 from harness.run.session import RunSession
 
 #: Pairs sampled per rail when a probe does not say (``sample:``).
@@ -37,8 +38,6 @@ DEFAULT_SAMPLE = 32
 #: so a sample that has cut pairs to wait for ends well before the next one is due.
 _WAIT_SHARE = 0.25
 _WAIT_MIN_S, _WAIT_MAX_S = 0.1, 0.5
-#: Pairs named in a mismatching sample's detail (the count is always given).
-_NAMED = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,15 +57,10 @@ class Reach:
 
     def detail(self) -> str:
         """The disagreeing pairs in words (empty when there are none)."""
-        if not self.disagree:
-            return ""
-        named = "; ".join(
-            f"{a} -> {b}: predicted {'cut' if ok else 'reachable'}, "
-            f"{'reached' if ok else 'unreachable'}"
-            for a, b, ok in self.disagree[:_NAMED]
-        )
-        more = f" (+{len(self.disagree) - _NAMED} more)" if len(self.disagree) > _NAMED else ""
-        return f"{len(self.disagree)} of {self.pairs} pairs measured otherwise: {named}{more}"
+        return disagreement([f"{a} -> {b}: predicted {'cut' if ok else 'reachable'}, "
+                             f"{'reached' if ok else 'unreachable'}"
+                             for a, b, ok in self.disagree], self.pairs,
+                            "pairs measured otherwise")  # fmt: skip
 
 
 def probe_wait(every_s: float) -> float:

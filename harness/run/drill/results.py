@@ -3,6 +3,7 @@ rollback, and the verdict (run stage, pure)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -15,6 +16,22 @@ from harness.run.results import ExpectResult
 DRILL_STATUSES = ("passed", "failed", "mismatch", "aborted", "error")
 #: Times within this fraction count as agreeing (the issue's "times within 10 %").
 TIME_TOLERANCE = 0.10
+#: Items named in a mismatching sample's detail (the count is always given).
+NAMED = 3
+
+
+def disagreement(said: Sequence[str], of: int, how: str) -> str:
+    """A sample's disagreeing items in words: the count, and the first :data:`NAMED`.
+
+    >>> disagreement(["a", "b", "c", "d"], 24, "pairs measured otherwise")
+    '4 of 24 pairs measured otherwise: a; b; c (+1 more)'
+    >>> disagreement([], 24, "pairs measured otherwise")
+    ''
+    """
+    if not said:
+        return ""
+    more = f" (+{len(said) - NAMED} more)" if len(said) > NAMED else ""
+    return f"{len(said)} of {of} {how}: {'; '.join(said[:NAMED])}{more}"
 
 
 @dataclass(frozen=True, slots=True)
