@@ -22,9 +22,7 @@ allows for before it calls a disagreement a mismatch.
 
 from __future__ import annotations
 
-import contextlib
 import re
-import subprocess
 import time
 from dataclasses import dataclass
 from dataclasses import field
@@ -33,12 +31,11 @@ from pathlib import Path
 from harness.backends.measurement import Flow
 from harness.backends.measurement import FlowGroup
 from harness.backends.netns.flows import Flows
+from harness.backends.netns.flows import end_held
 from harness.backends.netns.flows import streams
 from harness.backends.netns.spawn import Held
 from harness.backends.netns.spawn import Launch
 from harness.backends.netns.spawn import spawn_held_many
-from harness.backends.processes import kill_process
-from harness.backends.processes import process_start_ticks
 from harness.errors import BackendError
 
 INTERVAL_S = 0.5  # the servers' report interval: a look's resolution
@@ -88,13 +85,7 @@ class Stream:
 
     def stop(self) -> None:
         """End every process of the group by PID (idempotent)."""
-        for h in self.held:
-            h.drop()  # a launcher never told to go exits
-        for h in self.held:
-            if h.proc.poll() is None:
-                kill_process(h.proc.pid, process_start_ticks(h.proc.pid))
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                h.proc.wait(timeout=5)
+        end_held(self.held)
         self.held = []
 
 
@@ -147,10 +138,7 @@ class FlowStreams:
 
     def _start(self, g: FlowGroup) -> Stream:
         f = self.flows
-        if f._runs == 0:
-            f.ledger.record("file", "flows")
-            f.dir.mkdir(mode=0o700, exist_ok=True)
-        f._runs += 1
+        run = f.next_run()
         per_flow = streams(len(g.pairs))
         servers: list[Launch] = []
         clients: list[Launch] = []
@@ -161,14 +149,14 @@ class FlowStreams:
             port = f._ports.next()
             serve = ("iperf3", "--server", "--one-off", "--bind", addr, "--port", str(port),
                      "--interval", str(INTERVAL_S), "--forceflush", "--format", "m")  # fmt: skip
-            servers.append(Launch(ns, serve, f.dir / f"{f._runs}.{k}.stream.server.log"))
+            servers.append(Launch(ns, serve, f.dir / f"{run}.{k}.stream.server.log"))
             what.append(f"iperf3 server {dst}:{port} (stream)")
             ports.append(port)
             ns, bind = f._endpoint(src)
             client = ("iperf3", "--client", addr, "--bind", bind, "--port", str(port),
                       "--time", str(STREAM_S), "--parallel", str(per_flow),
                       "--interval", "0", "--connect-timeout", "3000")  # fmt: skip
-            clients.append(Launch(ns, client, f.dir / f"{f._runs}.{k}.stream.client.log"))
+            clients.append(Launch(ns, client, f.dir / f"{run}.{k}.stream.client.log"))
         what += [f"iperf3 client {src} -> {dst} (stream)" for src, dst in g.pairs]
         launches = servers + clients
         s = Stream(g, logs=[x.out for x in servers])

@@ -171,6 +171,18 @@ def rate_in(series: Series, window: tuple[float, float]) -> float:
     return got * 8 / (hi - lo)
 
 
+def end_held(held: Sequence[Held]) -> None:
+    """End launched iperf3 processes: a launcher never told to go exits, the others are
+    killed by PID (their start ticks checked) and reaped."""
+    for h in held:
+        h.drop()
+    for h in held:
+        if h.proc.poll() is None:
+            kill_process(h.proc.pid, process_start_ticks(h.proc.pid))
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            h.proc.wait(timeout=5)
+
+
 class Flows:
     """Runs flow groups with iperf3 in an :class:`Emulation`'s server namespaces."""
 
@@ -180,6 +192,15 @@ class Flows:
         self.dir = self.ledger.dir / "flows"
         self._ports = Ports(*PORTS)
         self._runs = 0
+
+    def next_run(self) -> int:
+        """Number the next group run (its files' prefix); the first records the flows
+        directory in the ledger before it is made."""
+        if self._runs == 0:
+            self.ledger.record("file", "flows")
+            self.dir.mkdir(mode=0o700, exist_ok=True)
+        self._runs += 1
+        return self._runs
 
     def _endpoint(self, nic_id: str) -> tuple[str, str]:
         """(namespace path, IPv4 address) of a rail NIC's first port."""
@@ -223,10 +244,7 @@ class Flows:
     def _run_once(self, group: FlowGroup, seconds: float, slack: float) -> tuple[Flow, ...]:
         if not group.pairs:
             return ()
-        if self._runs == 0:
-            self.ledger.record("file", "flows")
-            self.dir.mkdir(mode=0o700, exist_ok=True)
-        self._runs += 1
+        self.next_run()
         test_s = math.ceil(max(1.0, seconds) + WARMUP_S + slack)
         per_flow = streams(len(group.pairs))
         launches, what, ports = self._launches(group, test_s, per_flow)
@@ -248,13 +266,7 @@ class Flows:
                 for (src, dst), x in zip(group.pairs, series, strict=True)
             )
         finally:
-            for h in held:
-                h.drop()  # a launcher never told to go exits
-            for h in held:
-                if h.proc.poll() is None:
-                    kill_process(h.proc.pid, process_start_ticks(h.proc.pid))
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    h.proc.wait(timeout=5)
+            end_held(held)
 
     def _launches(
         self, group: FlowGroup, test_s: int, per_flow: int
